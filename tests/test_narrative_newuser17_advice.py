@@ -48,3 +48,42 @@ def test_checkpoint_files_beside_a_lightning_csv_are_listed_and_no_checkpoint_ke
     acts = [a.action for a in r.next_actions]
     assert not any("checkpoint at step" in a for a in acts), acts
     assert not any("records no checkpoint" in a for a in acts), acts
+
+
+def _actions(name: str) -> list[str]:
+    return [a.action for a in _report(DATA / name).next_actions]
+
+
+def test_crash_in_the_first_epoch_gets_no_log_next_time_actions():
+    # an HF Trainer whose Dataset.__len__ is one too long: IndexError at step 2 of 96, before any
+    # evaluation was due; and Lightning's Trainer(max_epoch=10): a TypeError in Trainer.__init__
+    for name in (
+        "hf_dataset_len_off_by_one_indexerror.log",
+        "lightning_trainer_max_epoch_typo.log",
+    ):
+        r = _report(DATA / name)
+        assert r.verdict.outcome.value == "crashed", name
+        acts = [a.action for a in r.next_actions]
+        assert not any(a.startswith("Log ") and "next run" in a for a in acts), (name, acts)
+
+
+def test_constructor_type_error_is_fixed_at_the_call_not_reproduced_on_a_batch():
+    acts = _actions("lightning_trainer_max_epoch_typo.log")
+    assert acts[0].startswith("Fix the call at ") and "pl_train.py:60" in acts[0], acts
+    assert not any("on one batch" in a for a in acts), acts
+
+
+def test_host_allocation_action_gives_the_size_in_gb():
+    # Lightning training_step building a 345k x 345k matrix: 'you tried to allocate 475636432896 bytes'
+    (shrink,) = [
+        a for a in _actions("lightning_476gb_host_allocation.log") if a.startswith("Shrink")
+    ]
+    assert "476 GB asked" in shrink and "if 476 GB is the size meant" in shrink, shrink
+
+
+def test_lightning_console_is_not_told_to_log_val_loss():
+    # a Rich Lightning console (not judged): the run logs val_loss to lightning_logs/version_N, which
+    # the first action points at; 'Log val loss in the next run' would contradict it
+    acts = _actions("lightning_rich_console_slow_loader.log")
+    assert acts[0].startswith("Audit the metric files Lightning wrote"), acts
+    assert not any(a.startswith("Log val loss") for a in acts), acts

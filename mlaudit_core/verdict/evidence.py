@@ -175,7 +175,7 @@ _LIGHTNING_LINE = re.compile(
 )
 
 
-def _framework_files(run: RunData) -> tuple[str, str] | None:
+def framework_files(run: RunData) -> tuple[str, str] | None:
     """(action, why) pointing at the metric files a framework writes by default, when the console
     shows that framework: Lightning's default logger writes ``lightning_logs/version_N`` (TensorBoard
     event files, or ``metrics.csv`` with a CSVLogger) next to the script; ``None`` otherwise."""
@@ -191,8 +191,8 @@ def _framework_files(run: RunData) -> tuple[str, str] | None:
 
 def what_to_log(run: RunData, basis: Basis) -> list[tuple[str, str]]:
     """(action, why) pairs that would turn an abstention into a verdict: the files the run's
-    framework wrote by default (:func:`_framework_files`) first, else what to log."""
-    files = _framework_files(run)
+    framework wrote by default (:func:`framework_files`) first, else what to log."""
+    files = framework_files(run)
     if files is not None:
         return [files] + (
             []

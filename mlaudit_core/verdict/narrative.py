@@ -29,6 +29,7 @@ from ..roles import Role, is_higher_better, normalise_key
 from ..rundata import CHECKPOINT_SUFFIXES, RunData, Series
 from ..signal import clip, fmt
 from ..signatures import GRAPH_OP, frame_text, is_library_frame
+from .evidence import framework_files
 from .policy import Ctx as _Ctx
 from .policy import Decision as _Decision
 
@@ -1029,6 +1030,10 @@ def next_actions(d: _Decision, c: _Ctx) -> list[NextAction]:
         (later if d.outcome is Outcome.DIVERGED else acts).append(best)
     # a crash before any metric was logged: what the next run should log is not yet the question
     instrument = [] if d.outcome is Outcome.CRASHED and not _trained(c) else _instrument_actions(c)
+    if _crashed_in_first_epoch(d, c):
+        instrument = []  # the fix comes first, and the run never reached what the signals would show
+    elif framework_files(c.run) is not None:
+        instrument = [a for a in instrument if not a.action.startswith(_LOG_VAL)]
     # a tag is only possible on a tracker's run (the baseline finders read it there); a local
     # file (CSV, console log, trainer_state, event files) has none
     taggable = c.run.identity.tracker in ("mlflow", "wandb", "clearml")
@@ -1093,6 +1098,34 @@ def _fix_actions(d: _Decision, c: _Ctx, p: Finding | None) -> list[NextAction]:
     return acts
 
 
+#: A TypeError of a constructor call (CPython's wording): ``Trainer.__init__() got an unexpected keyword
+#: argument 'max_epoch'``, ``__init__() missing 1 required positional argument``.
+_CONSTRUCTOR_CALL = re.compile(
+    r"__init__\(\) (?:got an unexpected keyword|got multiple values|missing \d+ required|takes \d+)"
+)
+#: The size of a failed allocation in an exception message: PyTorch's "you tried to allocate
+#: 475636432896 bytes", NumPy's "Unable to allocate 3.2 GiB", CUDA's "Tried to allocate 2.00 GiB".
+_ALLOC_SIZE = re.compile(
+    r"allocate (\d+(?:\.\d+)?)\s*(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\b", re.IGNORECASE
+)
+_UNIT = {"b": 1, "bytes": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_UNIT.update({"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12})
+
+
+def _asked_bytes(text: str) -> float | None:
+    """The bytes a failed allocation asked for (:data:`_ALLOC_SIZE`), or ``None``."""
+    m = _ALLOC_SIZE.search(text)
+    return float(m[1]) * _UNIT[m[2].lower()] if m else None
+
+
+def _human_bytes(n: float) -> str:
+    """``n`` bytes in decimal units (``476 GB``, ``3.44 MB``), 3 significant digits."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} bytes"
+
+
 def _crash_action(p: Finding, trained: bool = True) -> NextAction:
     """The first action of a crash on ``p``: its detector's crash remedy; for a host-memory
     exception, shrink the allocation where the traceback names it; else reproduce the failure at
@@ -1107,10 +1140,18 @@ def _crash_action(p: Finding, trained: bool = True) -> NextAction:
             else (p.facts.get("raising_file") or "the raising frame", p.facts.get("raising_line"))
         )
         where = f"{f_}:{l_ or ''}"
+        asked = _asked_bytes(p.message)
+        size = f"{_human_bytes(asked)} asked" if asked else "the size in the message"
         return NextAction(
-            action=f"Shrink what is allocated at {where} (the size in the message): load or "
+            action=f"Shrink what is allocated at {where} ({size}): load or "
             "process the data in chunks, a smaller batch or fewer DataLoader workers, "
-            "float32 instead of float64; or give the job more host RAM",
+            "float32 instead of float64; or give the job more host RAM"
+            + (
+                f" if {_human_bytes(asked)} is the size meant (an allocation far beyond the data's "
+                "size comes from a wrong shape)"
+                if asked
+                else ""
+            ),
             why="the host (CPU) memory could not hold the allocation; replaying it fails the "
             "same way",
             cost="minutes",
@@ -1138,6 +1179,14 @@ def _crash_action(p: Finding, trained: bool = True) -> NextAction:
             f"{short}:{p.facts.get('raising_line') or ''}"
             + (f" {p.facts['raising_func']}" if p.facts.get("raising_func") else "")
             + ")"
+        )
+    if _CONSTRUCTOR_CALL.search(p.message):
+        # an object's constructor refused its arguments: no batch is involved, the call is the fix
+        return NextAction(
+            action=f"Fix the call at {at}: the constructor refused its arguments (check each keyword "
+            "against the installed version's signature)",
+            why="the exception names a constructor's arguments, raised before any batch",
+            cost="minutes",
         )
     if not trained:
         # the console opens with the traceback: it happened before the training loop printed anything
@@ -1323,6 +1372,24 @@ def _trained(c: _Ctx) -> bool:
         if line.text.strip():
             return True
     return True
+
+
+#: How MI001's action to log a held-out metric begins; not advised on a console of a framework that
+#: writes its logged metrics to files of its own (:func:`~mlaudit_core.verdict.evidence.framework_files`:
+#: Lightning's ``self.log`` values go to ``lightning_logs/version_N``, its progress bar shows the last
+#: ones only).
+_LOG_VAL = "Log val loss"
+
+
+def _crashed_in_first_epoch(d: _Decision, c: _Ctx) -> bool:
+    """Whether the run crashed before the end of its first epoch (an epoch counter below 1, or none: a
+    crash at step 2, in a constructor): no evaluation was due yet, so a missing held-out series or step
+    time says nothing about what the run logs, and what to log next time is not the question."""
+    if d.outcome is not Outcome.CRASHED:
+        return False
+    ek = c.run.key_for(Role.EPOCH)
+    e = c.run.series(ek).finite().values if ek else np.array([])
+    return not (e.size and float(e.max()) >= 1)
 
 
 def _instrument_actions(c: _Ctx) -> list[NextAction]:
