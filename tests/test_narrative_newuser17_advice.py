@@ -87,3 +87,12 @@ def test_lightning_console_is_not_told_to_log_val_loss():
     acts = _actions("lightning_rich_console_slow_loader.log")
     assert acts[0].startswith("Audit the metric files Lightning wrote"), acts
     assert not any(a.startswith("Log val loss") for a in acts), acts
+
+
+def test_healthy_summary_names_an_early_stop_short_of_the_plan():
+    # the policy's healthy message (mlaudit_core/verdict/policy.py) says where and why a run that
+    # stopped by itself ended: EarlyStoppingCallback at step 140 of the 960 planned
+    r = _report(DATA / "hf_early_stopping_threshold_step140")
+    assert r.verdict.outcome.value == "succeeded"
+    s = r.verdict.summary
+    assert "stopped by itself at step 140 of max_steps 960" in s and "EarlyStopping" in s, s

@@ -5581,6 +5581,16 @@ def _healthy(c: Ctx) -> Decision | None:
     if unended is not None:
         return unended
     msg = _end_unseen_note(c, msg)
+    e = c.ending
+    if e.early_stopped and e.short and e.planned and e.reached is not None:
+        # a run that ended well short of its plan by itself: the reader is told where and why
+        why = e.early_stopped.split(" (")[0]
+        msg += (
+            f"; {why}"
+            if "stopped by itself" in why
+            else f"; it stopped by itself at {e.unit} {fmt(e.reached)} of the {fmt(e.planned)} planned "
+            f"({e.planned_key}): {why}"
+        )
     msg += _reruns_note(c)
     msg += _task_metric_note(c)
     kept = kept_by_the_heldout_loss(c)
