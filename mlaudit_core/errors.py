@@ -30,8 +30,32 @@ class MissingDependency(MlauditError):
     """A tracker SDK is not installed. The message carries the ``pip install`` line."""
 
     def __init__(self, package: str, extra: str) -> None:
-        super().__init__(f"the {package} package is not installed: pip install 'mlaudit[{extra}]'")
+        clone = _source_checkout()
+        super().__init__(
+            f"the {package} package is not installed: pip install 'mlaudit[{extra}]'"
+            + (
+                f" (in this source checkout, as the README installs it: pip install -e '{clone}[{extra}]')"
+                if clone
+                else ""
+            )
+        )
         self.package, self.extra = package, extra
+
+
+def _source_checkout() -> str | None:
+    """The folder of the source checkout mlaudit runs from (an editable install: the package's parent
+    holds mlaudit's ``pyproject.toml``), else ``None`` (an installed wheel, where ``pip install
+    'mlaudit[extra]'`` is the command)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    toml = root / "pyproject.toml"
+    try:
+        return (
+            str(root) if toml.is_file() and 'name = "mlaudit"' in toml.read_text()[:4000] else None
+        )
+    except OSError:
+        return None
 
 
 class WriteBackRefused(MlauditError):
