@@ -319,9 +319,17 @@ def plan(
     found = _latest_checkpoints(found)
     if not found:
         why = "; ".join(f"{a}: {b}" for a, b in skipped[:3])
+        empty = p.is_dir() and next(p.iterdir(), None) is None
         raise InputError(
-            f"{p}: nothing recognisable as a training run here"
-            f"{' (' + why + ')' if why else ''} (docs/formats.md lists the formats)"
+            f"{p}: "
+            + (
+                "the folder is empty, nothing was written there (a Hugging Face output_dir stays "
+                "empty with save_strategy='no')"
+                if empty
+                else "nothing recognisable as a training run here"
+                f"{' (' + why + ')' if why else ''} (docs/formats.md lists the formats)"
+            )
+            + "; if the job's console output was saved, audit it: mlaudit logs FILE"
         )
     return found, skipped
 
