@@ -32,7 +32,9 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
     ``train_log_dict``, ``log.step_source`` ``record_count``, :mod:`._counters`) a counter that goes back is a warning with
     ``reader_axis`` (own corpus f6b3-10: TRL dicts on progress-bar positions of a stdout/stderr capture).
     Thresholds: any decrease is a reset; repeats are reported when more than
-    ``dup_frac`` of the points share a step (a few re-logged points are common). A single reset after
+    ``dup_frac`` of the points share a step (a few re-logged points are common), not counting repeats of
+    the last step: an evaluation after training logs at the final step again (an HF script's
+    ``trainer.evaluate()`` after ``train()``; tests/data/newuser17 hf consoles). A single reset after
     fewer than ``min_segment`` 3 points is a warning (``startup``): one or two start-up values on another
     counter are not a training segment that was resumed (own corpus f5b2-14: a DeepSpeed 'step=0' engine
     line, then the trainer's 'Step 1/100' ... 'Step 100/100').
@@ -97,7 +99,10 @@ class StepCounterReset(Detector, code="LI002", name="step-counter-reset", family
                 continue
             d = np.diff(s.steps)
             resets = np.flatnonzero(d < 0)
-            dups = int((d == 0).sum())
+            # repeats of the last step are an evaluation after training (a script's trainer.evaluate()
+            # after train(), Lightning's validate() after fit() log at the final step again), not re-logged points
+            tail = np.flatnonzero(d != 0)
+            dups = int((d[: int(tail[-1]) + 1 if tail.size else 0] == 0).sum())
             if resets.size:
                 i = int(resets[0])
                 v = s.values
