@@ -1207,6 +1207,31 @@ def _crash_action(p: Finding, trained: bool = True) -> NextAction:
 _SITE = re.compile(r".*(?:site-packages|dist-packages)/")
 
 
+def _lr_advice(
+    d: _Decision, c: _Ctx, generic: list[tuple[str, str, str]]
+) -> list[tuple[str, str, str]]:
+    """The outcome's generic actions with the learning-rate advice settled: no raise (and why) when
+    :func:`_no_lr_raise` forbids it, else the raise said from what the run logged
+    (:func:`_lr_raise_action`)."""
+    if d.outcome in (Outcome.UNDERFIT, Outcome.PLATEAUED) and _no_lr_raise(c):
+        generic = [
+            (a, w, k)
+            for a, w, k in generic
+            if "higher LR" not in a and "Raise the learning rate" not in a
+        ]
+        generic.append(
+            (
+                "Do not raise the learning rate: "
+                + _no_lr_raise(c)
+                + "; check the data and labels, "
+                "the loss, and lower the LR or add warmup if the start is unstable",
+                "a higher LR would make an unstable or already-high-LR run worse",
+                "hours",
+            )
+        )
+    return [_lr_raise_action(c) if a == _RAISE_LR else (a, w, k) for a, w, k in generic]
+
+
 def _outcome_actions(
     d: _Decision, c: _Ctx, p: Finding | None, at_chance: bool
 ) -> list[tuple[str, str, str]]:
@@ -1232,23 +1257,7 @@ def _outcome_actions(
                 "minutes",
             ),
         )
-    if d.outcome in (Outcome.UNDERFIT, Outcome.PLATEAUED) and _no_lr_raise(c):
-        generic = [
-            (a, w, k)
-            for a, w, k in generic
-            if "higher LR" not in a and "Raise the learning rate" not in a
-        ]
-        generic.append(
-            (
-                "Do not raise the learning rate: "
-                + _no_lr_raise(c)
-                + "; check the data and labels, "
-                "the loss, and lower the LR or add warmup if the start is unstable",
-                "a higher LR would make an unstable or already-high-LR run worse",
-                "hours",
-            )
-        )
-    generic = [_lr_raise_action(c) if a == _RAISE_LR else (a, w, k) for a, w, k in generic]
+    generic = _lr_advice(d, c, generic)
     primary = _remedies_of(p) if p is not None else []
     if p is not None and (omit := detector_for(p.code).omits_outcome_actions(p)):
         generic = [(a, w, k) for a, w, k in generic if not a.startswith(omit)]
