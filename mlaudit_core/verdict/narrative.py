@@ -1108,8 +1108,8 @@ _CONSTRUCTOR_CALL = re.compile(
 _ALLOC_SIZE = re.compile(
     r"allocate (\d+(?:\.\d+)?)\s*(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\b", re.IGNORECASE
 )
-_UNIT = {"b": 1, "bytes": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-_UNIT.update({"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12})
+_UNIT: dict[str, float] = {"b": 1, "bytes": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30}
+_UNIT.update({"tib": 2**40, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12})
 
 
 def _asked_bytes(text: str) -> float | None:
