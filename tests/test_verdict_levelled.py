@@ -95,3 +95,27 @@ def test_unmoved_accuracy_not_read_on_distinct_values_or_a_handful_of_examples()
         )
         is None
     )
+
+
+def test_still_descending_classifier_val_loss_falling_at_every_epoch_is_underfit():
+    # f6b1-10: a EuroSAT classifier's Lightning CSV with only val_loss, 2.274 -> 1.877 in 10 epochs,
+    # falling at every one (was succeeded/healthy from V21's no-plan branch)
+    v = _verdict("JulioContrerasH--eurosat_github/lightning_logs/version_0/metrics.csv")
+    assert (v.outcome.value, v.cause.value) == ("underfit", "model_convergence"), v.summary
+    assert v.rule == "V20g"
+
+
+def test_still_descending_forecaster_val_loss_fastest_at_the_end_is_underfit():
+    # f24b2-04: a TFT forecaster, 20 epochs of one step each, val_loss 0.0533 -> 0.0490 falling fastest
+    # at the end (was succeeded/healthy)
+    v = _verdict("VrityaCodeRishi--cloud-forecast/lightning_logs/version_4/metrics.csv")
+    assert (v.outcome.value, v.cause.value) == ("underfit", "model_convergence"), v.summary
+
+
+def test_still_descending_not_read_on_a_loss_past_its_initial_descent():
+    # f15b1-01: an LSTM's training loss 1.02 -> 0.014, still falling at epoch 2000, learned (healthy)
+    from mlaudit_core.verdict.levelled import still_descending
+
+    run = last_run(RUNS / "Bishwash-007--quests/lightning_logs/version_0/metrics.csv")
+    assert still_descending(run) is None
+    assert audit(run).verdict.outcome.value == "succeeded"

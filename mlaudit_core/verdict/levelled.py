@@ -184,3 +184,81 @@ def unmoved_accuracy(run: RunData) -> Unmoved | None:
         return None
     vals = tuple(float(x) for x in acc)
     return Unmoved(ak, vals, vals[int(same[0])], tol, tk, lf[0], lf[1])
+
+
+#: A loss that fell this share of its first value or more is past its initial descent, whatever its pace
+#: at the end (the policy's ``STRAIGHT_MAX_FALL``: own f15b1-01, an LSTM's loss 1.02 -> 0.014 still
+#: falling at its 2000th epoch, is a model that learned).
+DESCENT_MAX_FALL = 0.5
+#: Points of the loss read: the quarters of :func:`.policy.still_falling_at_pace` need 8.
+DESCENT_MIN_POINTS = 8
+#: Consecutive falls that end the record: the loss at its minimum at its last point, falling at each
+#: of the last 3 intervals (not one lucky last value).
+DESCENT_LAST_FALLS = 3
+
+
+@dataclass(frozen=True)
+class Descending:
+    """A loss that ended in its initial descent.
+
+    Attributes:
+        key: the loss's key; points: its finite points.
+        first, last: its first and last values (the loss's units).
+        q3, q4: medians of its third and last quarters.
+    """
+
+    key: str
+    points: int
+    first: float
+    last: float
+    q3: float
+    q4: float
+
+    def describe(self) -> str:
+        """One clause for a report."""
+        fall = 100 * (self.first - self.last) / self.first
+        return (
+            f"{self.key} went {fmt(self.first)} -> {fmt(self.last)} over {self.points} points, falling at each "
+            f"of its last {DESCENT_LAST_FALLS} and as fast in its last quarter (median {fmt(self.q3)} -> "
+            f"{fmt(self.q4)}) as over the run, {fmt(fall, 3)}% below its start"
+        )
+
+
+def still_descending(run: RunData) -> Descending | None:
+    """The :class:`Descending` reading of the run's loss, or ``None``. Read when the run logs no
+    accuracy (neither role :attr:`Role.VAL_ACCURACY` nor :attr:`Role.TRAIN_ACCURACY`: a task score
+    judges a run's success better than a loss's course); on the held-out loss when it has at least
+    :data:`DESCENT_MIN_POINTS` finite points, else on the training loss. The loss is positive, still
+    falls in its last quarter at half its average pace per quarter or more
+    (:func:`.policy.still_falling_at_pace`), fell at each of its last :data:`DESCENT_LAST_FALLS`
+    intervals, and ended less than :data:`DESCENT_MAX_FALL` below its first value.
+
+    A learning curve decelerates as the model nears what it can fit; a loss still falling at full pace
+    at its last point, not yet halved, is a model in its initial descent: the run ended while it was
+    still learning, which an analyst calls underfit (more steps, or a larger learning rate), not a
+    success (own corpus f6b1-10: a EuroSAT classifier's val_loss 2.27 -> 1.88 in 10 epochs, falling at
+    every one; f24b2-04: a TFT forecaster's val_loss 0.053 -> 0.049 over 20 one-step epochs, falling
+    fastest at the end; f15b1-03 and f20b2-12, char-level GPTs still falling, labelled succeeded or
+    underfit)."""
+    from .policy import still_falling_at_pace
+
+    if run.key_for(Role.VAL_ACCURACY) or run.key_for(Role.TRAIN_ACCURACY):
+        return None
+    key = None
+    for role in (Role.VAL_LOSS, Role.TRAIN_LOSS):
+        k = run.key_for(role)
+        if k and len(run.series(k).by_step().finite()) >= DESCENT_MIN_POINTS:
+            key = k
+            break
+    if key is None:
+        return None
+    v = run.series(key).by_step().finite().values
+    first, last = float(v[0]), float(v[-1])
+    if float(v.min()) <= 0.0 or not 0.0 < (first - last) / first < DESCENT_MAX_FALL:
+        return None
+    if not bool(np.all(np.diff(v[-(DESCENT_LAST_FALLS + 1) :]) < 0)):
+        return None
+    pace = still_falling_at_pace(run, key)
+    if pace is None:
+        return None
+    return Descending(key, len(v), first, last, pace[0], pace[1])

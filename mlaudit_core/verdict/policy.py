@@ -5545,6 +5545,33 @@ def _players_only(c: Ctx) -> str | None:
     return ", ".join(losses[:4])
 
 
+def _ended_descending(c: Ctx) -> Decision | None:
+    """V20g: a run the healthy reading (:func:`_healthy`) would call succeeded (whatever findings it
+    outweighed), not a report, whose loss ended in its initial descent (:func:`.levelled.still_descending`: no accuracy
+    logged; the held-out loss, else the training loss, still falling at full pace at its last points and
+    not yet halved): the run ended while the model was still learning, so it is underfit
+    (model_convergence: more steps or a larger learning rate), not a success."""
+    from .levelled import still_descending
+    from .statements import is_report
+
+    if is_report(c.run.params):
+        return None
+    got = still_descending(c.run)
+    if got is None:
+        return None
+    healthy = _healthy(c)
+    if healthy is None or healthy.outcome is not Outcome.SUCCEEDED:
+        return None
+    return Decision(
+        Outcome.UNDERFIT,
+        Cause.MODEL_CONVERGENCE,
+        f"The run ended while the model was still learning: {got.describe()}. A loss that converges slows "
+        "down as the model nears what it can fit; this one had not, so the model is underfit for lack of "
+        "steps (or of step size): train longer or at a larger learning rate, and log a task metric "
+        "(accuracy, error) to see what the model does.",
+    )
+
+
 def _healthy(c: Ctx) -> Decision | None:
     """Positive evidence of health: a judgeable training signal examined, no rule above fired.
 
@@ -9337,6 +9364,43 @@ POLICY: tuple[Rule, ...] = (
                 (),
                 None,
                 series={"train_accuracy": (0.948,), "test_accuracy": (0.943,)},
+            ),
+        ),
+    ),
+    Rule(
+        "V20g",
+        "ended-still-descending",
+        206,
+        "a run the healthy reading would call succeeded, not a report, no accuracy "
+        "logged; its held-out loss (>= 8 points, else its training loss) positive, falling at each of its "
+        "last 3 intervals and in its last quarter at >= half its average pace per quarter, and < 50% below its "
+        "first value: underfit, model_convergence",
+        (Outcome.UNDERFIT,),
+        (Cause.MODEL_CONVERGENCE,),
+        _ended_descending,
+        cases=(
+            Case(
+                "val_loss 2.27 -> 1.88 in 10 epochs, falling at every one (own f6b1-10)",
+                (),
+                ("underfit", "model_convergence"),
+                series={
+                    "val_loss": (2.274, 2.26, 2.22, 2.17, 2.12, 2.06, 2.01, 1.96, 1.91, 1.877),
+                },
+            ),
+            Case(
+                "a bending curve: 2.3 -> 1.4, flat at its end",
+                (),
+                None,
+                series={"val_loss": tuple(1.3 + 1.0 * 0.7**i for i in range(12))},
+            ),
+            Case(
+                "still falling, but an accuracy is logged: it judges",
+                (),
+                None,
+                series={
+                    "val_loss": (2.274, 2.26, 2.22, 2.17, 2.12, 2.06, 2.01, 1.96, 1.91, 1.877),
+                    "val_acc": (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9),
+                },
             ),
         ),
     ),
