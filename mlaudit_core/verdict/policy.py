@@ -7507,7 +7507,7 @@ POLICY: tuple[Rule, ...] = (
         "heldout-nonfinite-recovered",
         118,
         "LI001 on the held-out loss or one of its terms (every evaluation-split loss), non-finite at < 50% "
-        "of the evaluations from its onset and finite at the last, with the training loss finite, in a run "
+        "of the evaluations from its onset (after a finite first evaluation) and finite at the last, with the training loss finite, in a run "
         "not stopped before its planned end: the model was unstable at those evaluations and recovered",
         (Outcome.UNSTABLE,),
         (Cause.MODEL_CONVERGENCE,),
@@ -7561,7 +7561,7 @@ POLICY: tuple[Rule, ...] = (
         "V12",
         "overfit",
         120,
-        "GE001 at error; not when the run's own early stopping fired; a held-out loss ending 10x its "
+        "GE001 at error; not when the run's own early stopping fired within its patience of the held-out best; a held-out loss ending 10x its "
         "best or more is unstable; data_config when the log's early stopping watches a training metric; "
         "not when the run's selection metric (its monitor, Ultralytics fitness) ended at or near its best, or "
         "rose from the held-out loss minimum to within a tenth of its gain of its best",
