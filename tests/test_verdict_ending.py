@@ -108,11 +108,14 @@ def test_wandb_step_axis_is_not_the_iteration_count():
 
 
 def test_held_out_score_at_its_floor_is_underfit_unless_the_run_was_cut_short():
-    """own csv17: YOLOv8n from scratch, 10 of 10 epochs, mAP50-95 0.0005 throughout -> underfit.
+    """own csv17: YOLOv8n from scratch, 10 of 10 epochs, mAP50-95 0.0005 throughout -> underfit
+    (decided by V20f, the finished run whose AP never left its floor, or by V13's floor reading;
+    either way the summary names the floor and that the run reached its planned length).
     own csv19 (YOLO11 13 of 20 epochs) keeps its stop as the verdict."""
     rep = audit(_own("csv17-yolov8-balloons-scratch-10ep-no-learning"))
-    assert (rep.verdict.outcome.value, rep.verdict.rule) == ("underfit", "V13"), rep.verdict.summary
-    assert "never rose above" in rep.verdict.summary
+    assert rep.verdict.outcome.value == "underfit", rep.verdict.summary
+    assert rep.verdict.rule in ("V13", "V20f"), rep.verdict.rule
+    assert "planned length" in rep.verdict.summary or "never rose above" in rep.verdict.summary
     rep = audit(_own("csv19-yolo11-cucumber-stopped-13of20"))
     assert rep.verdict.outcome.value == "crashed", rep.verdict.summary
 
