@@ -49,13 +49,20 @@ def replay_mlflow(record: Path, tmp_path: Path) -> dict:
     timestamp_ms]`` points as MLflow stored them), logged into a fresh sqlite store in
     ``tmp_path``."""
     import mlflow
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    client = mlflow.MlflowClient(uri)
+    rid = log_mlflow_record(client, client.create_experiment(record.stem), record)
+    return cli_report("mlflow", rid, "-u", uri, "--no-write")
+
+
+def log_mlflow_record(client, experiment_id: str, record: Path) -> str:
+    """Log the run exported as JSON in ``record`` (the shape :func:`replay_mlflow` reads) into
+    ``experiment_id`` with the real ``MlflowClient`` ``client``; returns the new run's id."""
     from mlflow.entities import Metric, Param
 
     rec = json.loads(record.read_text())
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    client = mlflow.MlflowClient(uri)
-    exp = client.create_experiment(record.stem)
-    rid = client.create_run(exp, run_name=rec["run_name"]).info.run_id
+    rid = client.create_run(experiment_id, run_name=rec["run_name"]).info.run_id
     client.log_batch(rid, params=[Param(k, str(v)) for k, v in rec["params"].items()])
     points = [
         Metric(k, float(v), int(t), int(s)) for k, pts in rec["metrics"].items() for s, v, t in pts
@@ -63,4 +70,4 @@ def replay_mlflow(record: Path, tmp_path: Path) -> dict:
     for i in range(0, len(points), 1000):
         client.log_batch(rid, metrics=points[i : i + 1000])
     client.set_terminated(rid, rec["status"])
-    return cli_report("mlflow", rid, "-u", uri, "--no-write")
+    return rid

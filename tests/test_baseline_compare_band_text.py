@@ -5,28 +5,12 @@ logged into a fresh sqlite store and audited with ``--baseline``."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
-from report_helpers import cli_report
+from report_helpers import cli_report, log_mlflow_record
 
 DATA = Path(__file__).parent / "data" / "newuser17"
-
-
-def _log(client, exp: str, record: Path) -> str:
-    from mlflow.entities import Metric, Param
-
-    rec = json.loads(record.read_text())
-    rid = client.create_run(exp, run_name=rec["run_name"]).info.run_id
-    client.log_batch(rid, params=[Param(k, str(v)) for k, v in rec["params"].items()])
-    pts = [
-        Metric(k, float(v), int(t), int(s)) for k, ps in rec["metrics"].items() for s, v, t in ps
-    ]
-    for i in range(0, len(pts), 1000):
-        client.log_batch(rid, metrics=pts[i : i + 1000])
-    client.set_terminated(rid, rec["status"])
-    return rid
 
 
 def test_compare_summary_band_stays_within_the_metric_range_and_names_the_baseline(tmp_path):
@@ -35,8 +19,8 @@ def test_compare_summary_band_stays_within_the_metric_range_and_names_the_baseli
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     client = mlflow.MlflowClient(uri)
     exp = client.create_experiment("seeds")
-    base = _log(client, exp, DATA / "pt_mlflow_seed0_healthy.json")
-    cand = _log(client, exp, DATA / "pt_mlflow_seed2_sigkilled_resumed.json")
+    base = log_mlflow_record(client, exp, DATA / "pt_mlflow_seed0_healthy.json")
+    cand = log_mlflow_record(client, exp, DATA / "pt_mlflow_seed2_sigkilled_resumed.json")
     rep = cli_report("mlflow", cand, "-u", uri, "--no-write", "--baseline", base)
     bl = {f["facts"]["metric"]: f for f in rep["findings"] if f["code"] == "BL001"}
     assert {"train_loss", "val_acc"} <= set(bl), sorted(bl)
