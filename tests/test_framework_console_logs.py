@@ -241,9 +241,7 @@ def _in_order(expected: list[float], got: list[float], rel: float = 1e-6) -> boo
 XFAIL_SERIES: set[str] = {
     "lightning2-healthy-tty",
 }
-XFAIL_VERDICT: set[str] = {
-    "lightning2-healthy",
-}
+XFAIL_VERDICT: set[str] = set()
 
 
 def _params(kind: str):
