@@ -1,7 +1,8 @@
 """Fit and check the confidence calibration map (``mlaudit_core.verdict.evidence.CALIBRATION``).
 
 Input: ``benchmarks/confidence_first_runs.csv``, one row per judged verdict (``unknown`` left out)
-of the first run of every fresh batch f9-f16 (artifacts) and b12-b28 (reports): each batch was
+of the first run of every fresh batch f9-f16 and f18-f26 (artifacts) and b12-b28 and b31-b48
+(reports; round 17 ran on code that printed no evidence class): each batch was
 audited once on the code of its scoring commit (column ``code``) before any rule was changed for
 it, so these verdicts are verdicts on runs the rules had not seen. Columns: ``evidence`` (the
 evidence class the confidence rests on: ``observed``, ``no_failure``, ``curve``), ``score`` (the
@@ -16,7 +17,7 @@ and a Gaussian prior of unit scale pulling ``(a, b)`` towards the identity ``(0,
 Prints the fitted constants and, for the raw scores and the map: the reliability table, the
 expected calibration error (5 bins of width 0.2, as ``diagnosis_eval.py``) and the Brier score of
 (1) leave-one-round-out (each round predicted by a map fitted on the other rounds) and (2) a
-temporal split (fit on rounds 9-14, check on rounds 15-16).
+temporal split (fit on rounds 9-20, check on rounds 21-26).
 
 Usage: ``python benchmarks/confidence_calibration.py [--csv PATH]``.
 """
@@ -35,6 +36,8 @@ from mlaudit_core.verdict.evidence import CALIBRATION, calibrated
 CSV = Path(__file__).with_name("confidence_first_runs.csv")
 CLASSES = ("observed", "no_failure", "curve")
 BINS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0000001)
+#: The last round of the temporal split's fit (rounds after it are the check).
+SPLIT = 20
 
 
 def load(path: Path = CSV) -> list[dict]:
@@ -129,9 +132,9 @@ def main() -> None:
     print("leave-one-round-out")
     _show("raw score", [(s, y) for s, _, y in loro])
     _show("calibrated", [(c, y) for _, c, y in loro])
-    early = fit([r for r in rows if r["round"] <= 14])
-    late = [r for r in rows if r["round"] >= 15]
-    print("fit on rounds 9-14, checked on rounds 15-16")
+    early = fit([r for r in rows if r["round"] <= SPLIT])
+    late = [r for r in rows if r["round"] > SPLIT]
+    print(f"fit on rounds up to {SPLIT}, checked on the later rounds")
     _show("raw score", [(r["score"], r["right"]) for r in late])
     _show("calibrated", [(apply(early, r), r["right"]) for r in late])
 
