@@ -5572,6 +5572,43 @@ def _ended_descending(c: Ctx) -> Decision | None:
     )
 
 
+def _task_unlearned(c: Ctx) -> Decision | None:
+    """V20h: a run the healthy reading (:func:`_healthy`) would call succeeded, not a report nor a paste,
+    whose task metric shows the model did not learn its task (:mod:`.task_unlearned`): a held-out ROC
+    AUC that never left chance (:func:`.task_unlearned.auc_at_chance`), or a low task metric that did
+    not move while the loss fell (:func:`.task_unlearned.metric_unmoved`). No decrease of a loss is a
+    success when the score the run was for did not move: underfit, model_convergence."""
+    from .statements import is_report
+    from .task_unlearned import auc_at_chance, metric_unmoved
+
+    if c.ending.excerpt or is_report(c.run.params):
+        return None
+    auc = auc_at_chance(c.run)
+    flat = None if auc is not None else metric_unmoved(c.run)
+    if auc is None and flat is None:
+        return None
+    healthy = _healthy(c)
+    if healthy is None or healthy.outcome is not Outcome.SUCCEEDED:
+        return None
+    if auc is not None:
+        what = (
+            f"the classifier never left chance on held-out data: {auc.describe()}. Whatever its losses "
+            "did, its held-out ranking of positives over negatives is a coin toss"
+        )
+    else:
+        assert flat is not None
+        what = (
+            f"the task metric did not move while the loss fell: {flat.describe()}. The optimiser bought "
+            "loss with nothing the task sees (the most frequent tokens or class, the output's scale)"
+        )
+    return Decision(
+        Outcome.UNDERFIT,
+        Cause.MODEL_CONVERGENCE,
+        f"The run did not learn its task: {what}. Check the learning rate and the number of steps, then "
+        "the labels, the data the model sees and how the metric is computed.",
+    )
+
+
 def _healthy(c: Ctx) -> Decision | None:
     """Positive evidence of health: a judgeable training signal examined, no rule above fired.
 
@@ -9400,6 +9437,86 @@ POLICY: tuple[Rule, ...] = (
                 series={
                     "val_loss": (2.274, 2.26, 2.22, 2.17, 2.12, 2.06, 2.01, 1.96, 1.91, 1.877),
                     "val_acc": (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9),
+                },
+            ),
+        ),
+    ),
+    Rule(
+        "V20h",
+        "task-metric-unlearned",
+        208,
+        "a run the healthy reading would call succeeded, not a report or a paste; a held-out ROC AUC (not "
+        "a precision-recall AUC) over >= 3 evaluations never above 0.625 and on average within 0.125 of "
+        "0.5 (never 25% of the way from chance to 1.0), or a 0-1 task metric (held-out, else training "
+        "accuracy role) over >= 8 evaluations whose best is below 0.25 and whose range is <= 5% of its "
+        "headroom while the loss (held-out with >= 8 points, else training) fell >= 5% of its first "
+        "value: underfit, model_convergence",
+        (Outcome.UNDERFIT,),
+        (Cause.MODEL_CONVERGENCE,),
+        _task_unlearned,
+        cases=(
+            Case(
+                "val AUC 0.48, 0.49, 0.37, 0.53 over 4 epochs (own f26b2-12)",
+                (),
+                ("underfit", "model_convergence"),
+                series={
+                    "train_loss": (0.6947, 0.6939, 0.6927, 0.6907),
+                    "val_loss": (0.6933, 0.6960, 0.6924, 0.6929),
+                    "val_auc": (0.4805, 0.4919, 0.3718, 0.5276),
+                },
+            ),
+            Case(
+                "token accuracy 0.049-0.068 over 12 epochs while the loss falls 11.2 -> 8.7 (own f26b1-01)",
+                (),
+                ("underfit", "model_convergence"),
+                series={
+                    "train_loss": (
+                        11.23,
+                        10.9,
+                        10.6,
+                        10.3,
+                        10.0,
+                        9.8,
+                        9.6,
+                        9.4,
+                        9.2,
+                        9.0,
+                        8.8,
+                        8.66,
+                    ),
+                    "train_accuracy": (
+                        0.049,
+                        0.066,
+                        0.066,
+                        0.066,
+                        0.067,
+                        0.067,
+                        0.067,
+                        0.067,
+                        0.067,
+                        0.068,
+                        0.068,
+                        0.068,
+                    ),
+                },
+            ),
+            Case(
+                "a val AUC that rose to 0.81",
+                (),
+                None,
+                series={
+                    "train_loss": (0.69, 0.60, 0.52, 0.45),
+                    "val_loss": (0.69, 0.62, 0.55, 0.50),
+                    "val_auc": (0.52, 0.66, 0.75, 0.81),
+                },
+            ),
+            Case(
+                "an accuracy that rose 0.10 -> 0.22 over 8 evaluations",
+                (),
+                None,
+                series={
+                    "train_loss": (2.3, 2.2, 2.1, 2.0, 1.95, 1.9, 1.85, 1.8),
+                    "train_accuracy": (0.10, 0.12, 0.14, 0.16, 0.18, 0.20, 0.21, 0.22),
                 },
             ),
         ),
