@@ -5579,34 +5579,41 @@ def _task_unlearned(c: Ctx) -> Decision | None:
     not move while the loss fell (:func:`.task_unlearned.metric_unmoved`). No decrease of a loss is a
     success when the score the run was for did not move: underfit, model_convergence."""
     from .statements import is_report
-    from .task_unlearned import auc_at_chance, metric_unmoved
+    from .task_unlearned import auc_at_chance, metric_still_rising, metric_unmoved
 
     if c.ending.excerpt or is_report(c.run.params):
         return None
     auc = auc_at_chance(c.run)
     flat = None if auc is not None else metric_unmoved(c.run)
-    if auc is None and flat is None:
+    rising = None if auc is not None or flat is not None else metric_still_rising(c.run)
+    if auc is None and flat is None and rising is None:
         return None
     healthy = _healthy(c)
     if healthy is None or healthy.outcome is not Outcome.SUCCEEDED:
         return None
     if auc is not None:
         what = (
-            f"the classifier never left chance on held-out data: {auc.describe()}. Whatever its losses "
-            "did, its held-out ranking of positives over negatives is a coin toss"
+            f"The run did not learn its task: the classifier never left chance on held-out data: "
+            f"{auc.describe()}. Whatever its losses did, its held-out ranking of positives over "
+            "negatives is a coin toss. Check the learning rate and the number of steps, then the labels, "
+            "the data the model sees and how the metric is computed."
+        )
+    elif flat is not None:
+        what = (
+            f"The run did not learn its task: the task metric did not move while the loss fell: "
+            f"{flat.describe()}. The optimiser bought loss with nothing the task sees (the most frequent "
+            "tokens or class, the output's scale). Check the learning rate and the number of steps, then "
+            "the labels, the data the model sees and how the metric is computed."
         )
     else:
-        assert flat is not None
+        assert rising is not None
         what = (
-            f"the task metric did not move while the loss fell: {flat.describe()}. The optimiser bought "
-            "loss with nothing the task sees (the most frequent tokens or class, the output's scale)"
+            f"The run ended while its task metric was still climbing from a low level: "
+            f"{rising.describe()}. A learning curve slows down as the model nears what it can do; this "
+            "one had not, so the model is undertrained: train longer (more epochs, or a larger image "
+            "size or learning rate if the budget is fixed)."
         )
-    return Decision(
-        Outcome.UNDERFIT,
-        Cause.MODEL_CONVERGENCE,
-        f"The run did not learn its task: {what}. Check the learning rate and the number of steps, then "
-        "the labels, the data the model sees and how the metric is computed.",
-    )
+    return Decision(Outcome.UNDERFIT, Cause.MODEL_CONVERGENCE, what)
 
 
 def _healthy(c: Ctx) -> Decision | None:
@@ -9444,13 +9451,15 @@ POLICY: tuple[Rule, ...] = (
     Rule(
         "V20h",
         "task-metric-unlearned",
-        208,
+        207,
         "a run the healthy reading would call succeeded, not a report or a paste; a held-out ROC AUC (not "
         "a precision-recall AUC) over >= 3 evaluations never above 0.625 and on average within 0.125 of "
         "0.5 (never 25% of the way from chance to 1.0), or a 0-1 task metric (held-out, else training "
         "accuracy role) over >= 8 evaluations whose best is below 0.25 and whose range is <= 5% of its "
         "headroom while the loss (held-out with >= 8 points, else training) fell >= 5% of its first "
-        "value: underfit, model_convergence",
+        "value, or a held-out task metric over >= 8 evaluations with its best below 0.25, reached in its "
+        "last quarter, still gaining in its last quarter >= half its average gain per quarter (V20g's "
+        "pace, mirrored): underfit, model_convergence",
         (Outcome.UNDERFIT,),
         (Cause.MODEL_CONVERGENCE,),
         _task_unlearned,
@@ -9501,6 +9510,32 @@ POLICY: tuple[Rule, ...] = (
                 },
             ),
             Case(
+                "mAP50-95 0.04 -> 0.14 over 15 of 15 epochs, still climbing (own f26b1-08)",
+                (),
+                ("underfit", "model_convergence"),
+                series={
+                    "train/box_loss": tuple(1.742 - 0.0357 * i for i in range(15)),
+                    "val/box_loss": tuple(1.905 - 0.041 * i for i in range(15)),
+                    "metrics/mAP50-95(B)": (
+                        0.042,
+                        0.035,
+                        0.030,
+                        0.051,
+                        0.062,
+                        0.080,
+                        0.089,
+                        0.097,
+                        0.110,
+                        0.114,
+                        0.118,
+                        0.126,
+                        0.131,
+                        0.136,
+                        0.138,
+                    ),
+                },
+            ),
+            Case(
                 "a val AUC that rose to 0.81",
                 (),
                 None,
@@ -9524,7 +9559,7 @@ POLICY: tuple[Rule, ...] = (
     Rule(
         "V20",
         "no-judgeable-signal",
-        207,
+        208,
         "no learning series with >= 3 finite points that a learning detector examined (no recognised "
         "loss/validation metric, only summary values, hp_metric only); running when the tracker says so or "
         "the console ends inside a progress bar with time still to go; running when the input is a checkpoint's "

@@ -173,3 +173,60 @@ def metric_unmoved(run: RunData) -> Unmoved | None:
             return Unmoved(ak, len(a), lo, hi, lk, first, last)
         return None
     return None
+
+
+#: Share of its average gain per quarter the task metric must still gain in its last quarter to count as
+#: still rising (the mirror of :data:`.policy.STILL_FALLING_PACE`, V20g's reading of a loss).
+STILL_RISING_PACE = 0.5
+
+
+@dataclass(frozen=True)
+class Rising:
+    """A low task metric still rising at pace when the run ended.
+
+    Attributes:
+        key, points: the metric's key and evaluations; first, q3, q4, best: its first value, its
+        third- and last-quarter medians and its best (0-1).
+    """
+
+    key: str
+    points: int
+    first: float
+    q3: float
+    q4: float
+    best: float
+
+    def describe(self) -> str:
+        """One clause for a report."""
+        return (
+            f"{self.key} went {fmt(self.first)} -> third-quarter median {fmt(self.q3)} -> last-quarter "
+            f"median {fmt(self.q4)} over {self.points} evaluations, best {fmt(self.best)} (below "
+            f"{fmt(CHANCE_LIFT)} of its ceiling), still gaining in its last quarter at least "
+            f"{fmt(100 * STILL_RISING_PACE)}% of its average gain per quarter"
+        )
+
+
+def metric_still_rising(run: RunData) -> Rising | None:
+    """The :class:`Rising` reading of the held-out task metric (``VAL_ACCURACY`` role), or ``None``:
+    at least :data:`UNMOVED_MIN_POINTS` evaluations on a 0-1 scale, best below :data:`CHANCE_LIFT`,
+    its best in the last quarter, and its last quarter's median above the third quarter's by at least
+    :data:`STILL_RISING_PACE` of its average gain per quarter (first- to last-quarter median, over 3).
+
+    A learning curve decelerates as the model nears what it can fit (V20g's reading of a loss); a task
+    metric still rising at full pace when a finished run ends, at a level that has not reached a
+    quarter of its ceiling, is a model stopped in its initial climb: undertrained, "train longer"
+    (own corpus f26b1-08: a YOLOv8n on CPU, 15 of 15 epochs, mAP50-95 0.04 -> 0.14 and every loss still
+    falling). Healthy detectors still climbing at their end sit above the level (own f8b2-01,
+    mAP50-95 0.28 at 100 of 100 epochs; f24b2-11, 0.31)."""
+    ak = run.key_for(Role.VAL_ACCURACY)
+    if not ak:
+        return None
+    a, _ = as_fraction(ak, run.series(ak).by_step().finite().values)
+    n = len(a)
+    if n < UNMOVED_MIN_POINTS or float(a.min()) < 0.0 or float(a.max()) >= CHANCE_LIFT:
+        return None
+    q1, q3, q4 = (float(np.median(a[i * n // 4 : (i + 1) * n // 4])) for i in (0, 2, 3))
+    pace = (q4 - q1) / 3
+    if pace <= 0 or q4 - q3 < STILL_RISING_PACE * pace or int(np.argmax(a)) < 3 * n // 4:
+        return None
+    return Rising(ak, n, float(a[0]), q3, q4, float(a.max()))
