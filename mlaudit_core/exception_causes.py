@@ -1044,6 +1044,19 @@ CAUSES: tuple[ExceptionCause, ...] = (
         "recognize this architecture.",
     ),
     ExceptionCause(
+        "distribution-not-installed",
+        "infra_runtime",
+        "the code (or a library's version check) asked for the installed metadata of a package that is not "
+        "installed: the environment lacks a package the configuration needs, not the training code",
+        ("PackageNotFoundError",),
+        None,
+        "",
+        "CPython 3.11 Lib/importlib/metadata/__init__.py (importlib.metadata.version / distribution / metadata "
+        "of a distribution that is not installed: PackageNotFoundError, whose __str__ is 'No package metadata "
+        "was found for {name}'; the backport importlib_metadata raises the same)",
+        "importlib.metadata.PackageNotFoundError: No package metadata was found for bitsandbytes",
+    ),
+    ExceptionCause(
         "dependency-not-installed",
         "infra_runtime",
         "an installed package imports a module that is not installed (a backend or an optional dependency it "

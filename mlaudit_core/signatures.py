@@ -920,6 +920,44 @@ _PERROR_SUCCESS = re.compile(r": Success\s*$")
 _REPR_EXC = re.compile(
     r"""^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception))\((?P<q>['"])(?P<msg>.*?)(?P=q)(?:,.*)?\)\s*$"""
 )
+#: A Python ``logging`` record at level ERROR, CRITICAL or FATAL (the level name as ``logging`` prints it,
+#: upper case, as a word of the record's prefix: ``... - ERROR - ...``, ``ERROR:root:...``, ``[ERROR]``):
+#: a handler that caught the exception and logged its text (``logger.error(f"Training failed with error:
+#: {e}")``). ``str(e)`` drops the class; :data:`_MESSAGE_CLASS` reads it back from the message where the
+#: raising package's own wording names it.
+_LOG_LEVEL_ERROR = re.compile(r"(?:^|[\s\-|\[:])(?:ERROR|CRITICAL|FATAL)(?=[\s\-|\]:])")
+#: Exception messages whose wording names their class, each after the colon that ends the logged text
+#: before it, as the package formats ``str(e)``: CPython 3.11 Lib/importlib/metadata/__init__.py
+#: ``PackageNotFoundError.__str__`` ('No package metadata was found for {name}': a library's version
+#: check of a distribution that is not installed), Python/import.c ('No module named {!r}',
+#: ModuleNotFoundError), Lib/pickle.py and Modules/_pickle.c save_global ("Can't pickle local object
+#: {!r}", AttributeError; 3.12-3.13 "Can't get local object {!r}"), torch 2.x
+#: torch/utils/data/_utils/collate.py ``default_collate_err_msg_format`` (TypeError 'default_collate:
+#: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}').
+_MESSAGE_CLASS: tuple[tuple[re.Pattern, str], ...] = tuple(
+    (re.compile(r"(?:^|:\s)(" + p + r".*)$"), cls)
+    for p, cls in (
+        (r"No package metadata was found for \S", "PackageNotFoundError"),
+        (r"No module named '[\w.]+'", "ModuleNotFoundError"),
+        (r"Can't (?:pickle|get) local object '", "AttributeError"),
+        (r"default_collate: batch must contain ", "TypeError"),
+    )
+)
+
+
+def logged_exception(text: str) -> tuple[str, str] | None:
+    """``(class, message)`` of an exception a ``logging`` record at level ERROR or above carries as its
+    text (:data:`_LOG_LEVEL_ERROR`, :data:`_MESSAGE_CLASS`), or None."""
+    lv = _LOG_LEVEL_ERROR.search(text)
+    if lv is None:
+        return None
+    rest = text[lv.end() :].rstrip()
+    for pattern, cls in _MESSAGE_CLASS:
+        if m := pattern.search(rest):
+            return cls, m.group(1)
+    return None
+
+
 #: huggingface_hub's retry warning (huggingface_hub 2.4.0 huggingface_hub/utils/_http.py
 #: _http_backoff_base: ``'{err}' thrown while requesting {method} {url}`` for the network errors it retries
 #: on, httpx2's TimeoutException and NetworkError by default; ``HTTP Error {status} thrown while requesting
@@ -1067,6 +1105,9 @@ def is_relevant(text: str) -> bool:
     return (
         'File "' in text
         or "Error" in text
+        or "ERROR" in text
+        or "CRITICAL" in text
+        or "FATAL" in text
         or "Traceback" in text
         or "Exception" in text
         or "Check failed" in text
@@ -1327,6 +1368,8 @@ class _Scan:
         bare = self.bare
         if rp := _REPR_EXC.match(text.rstrip()):
             bare.append(Traceback([], rp["type"], rp["msg"].strip(), cl, "unknown"))
+        elif lg := logged_exception(text):
+            bare.append(Traceback([], lg[0], lg[1].strip(), cl, "unknown"))
         elif _HUB_RETRY.search(text):
             bare.append(self._hub_retry(text, cl))
         elif _DARKNET_FILE.match(text.rstrip()):

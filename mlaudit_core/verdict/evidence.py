@@ -1126,6 +1126,33 @@ def _infer_patience(run: RunData, e: Ending) -> None:
         )
 
 
+def _outwaited(values: np.ndarray, higher_is_better: bool, waited: int, patience: float) -> bool:
+    """Whether the held-out metric went on more than ``patience`` evaluations (plus
+    :func:`_patience_slack`) after its last best, counted the most lenient way the callbacks count:
+    a value equal to the best as an improvement (YOLOv5 utils/torch_utils.py and Ultralytics
+    ultralytics/utils/torch_utils.py ``EarlyStopping.__call__``: ``if fitness >= self.best_fitness``),
+    and the run's ``min_delta`` counter (``waited``). Every early-stopping callback stops when its
+    counter reaches the patience (YOLOv5/Ultralytics ``stop = delta >= self.patience``, Keras and
+    Lightning ``wait >= patience``, HF ``early_stopping_patience_counter >= early_stopping_patience``),
+    so a run that went on past that did not stop because of its patience (own corpus f26b2-08:
+    YOLOv5 best fitness at epoch 54 of 0-215, patience 100, no end line)."""
+    v = np.asarray(values, dtype=float)
+    if not len(v):
+        return False
+    best = np.nanmax(v) if higher_is_better else np.nanmin(v)
+    at_best = np.flatnonzero(np.isclose(v, best, rtol=1e-9, atol=0.0))
+    if not len(at_best):
+        return False
+    since_tie = len(v) - 1 - int(at_best[-1])
+    return min(since_tie, waited) > patience + _patience_slack(patience)
+
+
+def _patience_slack(patience: float) -> float:
+    """Evaluations a run may log past its patience counter reaching the patience: the epoch whose
+    check stopped it and a row the logger writes after the check (2), or 10% of a long patience."""
+    return max(2.0, 0.1 * patience)
+
+
 def _read_patience(run: RunData, e: Ending) -> None:
     """A short epoch run whose early-stopping patience explains the stop: the held-out metric last
     improved at least 90% of ``patience`` evaluations before the end, or improved by less than
@@ -1149,6 +1176,8 @@ def _read_patience(run: RunData, e: Ending) -> None:
     since = len(s) - 1 - ib
     delta = _param(run, _MIN_DELTA)
     waited = _patience_counter(s.values, hib, delta[1] if delta else 0.0)
+    if _outwaited(s.values, hib, waited, pat[1]):
+        return  # the run went on well past the patience after its last best: patience did not stop it
     if since >= pat[1] * 0.9:
         e.early_stopped = (
             f"{s.key} last improved {since} evaluations before the end, which the "

@@ -18,7 +18,7 @@ not part of a rule: :func:`.evidence.confidence` derives it from what was examin
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1120,6 +1120,8 @@ def _nonfinite(c: Ctx) -> Decision | None:
             f,
         )
     prior = f.facts.get("finite_points_before", 0)
+    if not prior and (dev := _apple_mps_device(c.run.params)) is not None:
+        return _nonfinite_on_apple_mps(f, dev)
     epoch_axis = c.run.params.get("log.step_axis") == "epoch"
     if not prior and epoch_axis and not c.lr.far_above:
         return _nonfinite_from_first_epoch(c, f)
@@ -1147,6 +1149,46 @@ def _nonfinite(c: Ctx) -> Decision | None:
         f"{fmt(f.facts.get('last_finite'))}), then non-finite from step {f.facts['first_step']} "
         f"on ({f.facts['n_nonfinite']} points): an abrupt numerical failure ({what}), not a "
         "learning-rate divergence.",
+        f,
+    )
+
+
+#: A device setting that selects Apple's Metal (MPS) backend: Ultralytics ``device: mps``, Lightning
+#: ``accelerator: mps``, a torch device string ``mps``/``mps:0``, transformers' ``use_mps_device: true``.
+_MPS_DEVICE_KEY = re.compile(r"(?:^|[/._])(?:device|accelerator|use_mps_device)$", re.I)
+_MPS_DEVICE_VALUE = re.compile(r"^\s*['\"]?(?:mps(?::\d+)?|true)['\"]?\s*$", re.I)
+
+
+def _apple_mps_device(params: Mapping[str, str]) -> str | None:
+    """``key=value`` of the run's setting that puts training on Apple's MPS backend, or None
+    (``use_mps_device`` counts when true; the others when their value is ``mps``)."""
+    for k, v in params.items():
+        if not _MPS_DEVICE_KEY.search(k) or not _MPS_DEVICE_VALUE.match(str(v)):
+            continue
+        if str(v).strip().strip("'\"").lower() == "true" and not k.lower().endswith(
+            "use_mps_device"
+        ):
+            continue
+        return f"{k}={v}"
+    return None
+
+
+def _nonfinite_on_apple_mps(f: Finding, device: str) -> Decision:
+    """The training loss non-finite from its first logged point on Apple's MPS backend: a backend fault
+    is the first reading (infra_runtime). The MPS training path of PyTorch produces non-finite or invalid
+    values that the same command on CPU does not (Ultralytics issues #9933 'NaN cls loss on MPS', same
+    command finite with device=cpu; #9113 and hub #1199: NaN / zero losses training on MPS that CPU and
+    CUDA do not show; own corpus f25b1-11: YOLO11n NaN in every epoch on mps, the same data finite on
+    CPU). The check that separates it from the data: the same command on CPU (or with amp off)."""
+    return Decision(
+        Outcome.DIVERGED,
+        Cause.INFRA_RUNTIME,
+        f"The training loss was non-finite from its first logged point to the end "
+        f"({f.facts.get('n_nonfinite')} points) on Apple's MPS backend ({device}): PyTorch's MPS training "
+        "path is known to produce NaN or invalid values where the same command is finite on CPU or "
+        "CUDA, so the backend is the first suspect, before the data. Run the same command with the "
+        "device set to cpu (and mixed precision off): finite there = the backend; NaN there too = the "
+        "inputs or the loss.",
         f,
     )
 

@@ -584,6 +584,14 @@ def _launch_line(msg: str) -> bool:
 _BEST_REPRINT = re.compile(r"\bbest iteration is:\s*$|\bStopping\. Best iteration:\s*$", re.I)
 
 
+#: A quoted key with a quoted word for its value (``'objective': 'binary'``, ``'boosting_type': 'gbdt'``):
+#: a parameter set printed as a dict (a tuned model's best parameters, a config). The Hugging Face
+#: Trainer's log dicts hold numbers only (transformers 5.x prints them as quoted numbers: ``'loss':
+#: '2.345'``; transformers/trainer.py ``Trainer.log`` rounds floats, the callbacks print the dict), so a
+#: dict line with a word value is not one of them, and its numbers are not a training log.
+_WORD_VALUE = re.compile(r"'[^'\n]{1,80}':\s*'(?!\s*[-+]?(?:\d|\.\d|nan\b|inf\b))[^'\n]*'", re.I)
+
+
 @dataclass
 class Launch:
     """Where one appended launch starts: its first line, the timestamp then (NaN when none),
@@ -1169,6 +1177,8 @@ class LogParser:
                     continue
             if excludes and any(x in seg for x in excludes):
                 continue
+            if fid == "hf-dict" and _WORD_VALUE.search(seg):
+                continue  # a parameter set printed as a dict, not a Trainer log (see _WORD_VALUE)
             m = c.rx.search(seg)
             if m is None and c.anchored:
                 # a layout printed through a logger (``[time name] (main.py 268): INFO  * Acc@1 ...``)
