@@ -745,6 +745,7 @@ def ending(run: RunData, findings: list[Finding]) -> Ending:
     e.open_bar = open_bar(text)
     _read_early_stop(run, e, text)
     _read_patience(run, e)
+    _read_booster_stop(run, e)
     _read_missing_end_line(run, e, text)
     if not e.interrupt and not e.early_stopped:
         e.open_epoch = open_epoch(text)
@@ -1187,6 +1188,36 @@ def _read_patience(run: RunData, e: Ending) -> None:
         e.early_stopped = (
             f"{s.key} improved by less than {delta[0]}={delta[1]:g} in its last {waited} "
             f"evaluations, which the run's {pat[0]}={pat[1]:g} explains (early stopping)"
+        )
+
+
+def _read_booster_stop(run: RunData, e: Ending) -> None:
+    """A gradient-boosting run short of its planned rounds whose validation metric had stopped
+    improving before its last printed round: the end ``early_stopping_rounds`` gives, not a crash.
+    XGBoost (xgboost/callback.py ``EarlyStopping`` stops the booster ``rounds`` rounds after the best;
+    ``EvaluationMonitor`` prints every ``period``-th round and always the last one, with no stop line in
+    the scikit-learn API) and LightGBM (``early_stopping`` / ``log_evaluation(period)``) both end this
+    way; the printed rounds are every ``verbose_eval``/``period`` rounds, so the last print is the last
+    round, not a position inside a longer run (own corpus f26b2-17; an XGBoost fit with
+    early_stopping_rounds=20 made here stopped at round 66 of 500, best printed at 50)."""
+    if not e.short or e.early_stopped or e.interrupt:
+        return
+    from ..model_family import tree_ensemble
+
+    if tree_ensemble(run) is None:
+        return
+    role, s = _val_series(run)
+    if s is None or len(s) < 3:
+        return
+    from ..roles import is_higher_better
+
+    hib = role is Role.VAL_ACCURACY or is_higher_better(s.key)
+    waited = _patience_counter(s.values, bool(hib), 0.0)
+    if waited >= 1:
+        e.early_stopped = (
+            f"{s.key} last improved {waited} printed round(s) before the booster's last round "
+            f"({e.reached or 0:g} of {e.planned or 0:g}): the end a booster's early stopping gives "
+            "(early_stopping_rounds; XGBoost and LightGBM print the last round and stop)"
         )
 
 
