@@ -1192,33 +1192,34 @@ def _read_patience(run: RunData, e: Ending) -> None:
 
 
 def _read_booster_stop(run: RunData, e: Ending) -> None:
-    """A gradient-boosting run short of its planned rounds whose validation metric had stopped
-    improving before its last printed round: the end ``early_stopping_rounds`` gives, not a crash.
-    XGBoost (xgboost/callback.py ``EarlyStopping`` stops the booster ``rounds`` rounds after the best;
-    ``EvaluationMonitor`` prints every ``period``-th round and always the last one, with no stop line in
-    the scikit-learn API) and LightGBM (``early_stopping`` / ``log_evaluation(period)``) both end this
-    way; the printed rounds are every ``verbose_eval``/``period`` rounds, so the last print is the last
-    round, not a position inside a longer run (own corpus f26b2-17; an XGBoost fit with
-    early_stopping_rounds=20 made here stopped at round 66 of 500, best printed at 50)."""
+    """A gradient-boosting run short of its planned rounds whose last printed round is off the grid
+    of its print period: the booster's own final print after its training ended (early stopping),
+    not a crash. XGBoost's ``EvaluationMonitor`` (xgboost/callback.py) prints every ``period``-th
+    round (``verbose_eval``, the scikit-learn ``verbose``) and, in ``after_training``, the last round
+    when it was not printed; ``EarlyStopping`` ends the booster ``rounds`` rounds after its best with no
+    stop line in the scikit-learn API. A process killed from outside leaves its last print on the grid
+    (tests/data/newuser13 xgb_sigterm_round_850_of_2000.log: 0, 10 ... 850 of 2000). LightGBM's early
+    stop prints its own line (:func:`_read_early_stop`). Own corpus f26b2-17 (the plan/progress
+    reading of a boosting log); an XGBoost fit with early_stopping_rounds=20 made here printed rounds
+    0, 25, 50 and 66 of 500."""
     if not e.short or e.early_stopped or e.interrupt:
         return
     from ..model_family import tree_ensemble
 
     if tree_ensemble(run) is None:
         return
-    role, s = _val_series(run)
+    _, s = _val_series(run)
     if s is None or len(s) < 3:
         return
-    from ..roles import is_higher_better
-
-    hib = role is Role.VAL_ACCURACY or is_higher_better(s.key)
-    waited = _patience_counter(s.values, bool(hib), 0.0)
-    if waited >= 1:
-        e.early_stopped = (
-            f"{s.key} last improved {waited} printed round(s) before the booster's last round "
-            f"({e.reached or 0:g} of {e.planned or 0:g}): the end a booster's early stopping gives "
-            "(early_stopping_rounds; XGBoost and LightGBM print the last round and stop)"
-        )
+    gaps = np.diff(np.asarray(s.steps, dtype=float))
+    period = float(gaps[0])
+    if period <= 1 or not np.all(gaps[:-1] == period) or not 0 < gaps[-1] < period:
+        return
+    e.early_stopped = (
+        f"the booster printed every {period:g} rounds and then its last round, {s.steps[-1]:g}, off that "
+        "period: the final print a booster makes when its training ends by itself (early stopping), "
+        "where a process killed from outside stops on the period"
+    )
 
 
 def _read_missing_end_line(run: RunData, e: Ending, text: list[str]) -> None:
