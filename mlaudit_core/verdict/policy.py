@@ -3761,6 +3761,21 @@ def _metric_out_of_range(c: Ctx) -> Decision | None:
         and not c.ending.interrupt
     )
     outcome = _learning_outcome(c, 97) or (Outcome.RUNNING if unended else Outcome.SUCCEEDED)
+    if not c.basis.judgeable:
+        outcome = Outcome.UNKNOWN  # no curve to judge the training by: only the impossible value is seen
+    if _OVERLAP_SCORE.search(str(f.facts.get("key", ""))):
+        return Decision(
+            outcome,
+            Cause.DATA_CONFIG,
+            f"An overlap score left its range: {f.message}. IoU = TP / (TP + FP + FN) and Dice = 2 TP / "
+            "(2 TP + FP + FN), with TP = sum(target x prediction), FP = sum(prediction) - TP and FN = "
+            "sum(target) - TP, stay within [0, 1] whenever targets and predictions lie in [0, 1]; the "
+            "prediction passes through the metric's sigmoid or softmax, so the targets do not: masks "
+            "stored as 0/255 or as class indices instead of 0/1, or of another shape than the "
+            "prediction. Scale the masks to {0, 1} (divide by 255), check their shape against the "
+            "prediction, and retrain; the score and the loss mean nothing until then.",
+            f,
+        )
     return Decision(
         outcome,
         Cause.CORRECTNESS_BUG,
@@ -3769,6 +3784,11 @@ def _metric_out_of_range(c: Ctx) -> Decision | None:
         "clip, a wrong reduction, an integer division).",
         f,
     )
+
+
+#: Overlap scores of a segmentation mask computed from soft counts (IoU / Jaccard, Dice / F-score over
+#: pixels): out of [0, 1] only when the targets are (:func:`_metric_out_of_range`).
+_OVERLAP_SCORE = re.compile(r"(?:^|[/_])(?:m?iou|jaccard|dice)(?:[/_]|$|\d)", re.I)
 
 
 def heldout_learned_at_end(run: RunData) -> tuple[str, float, float] | None:
@@ -5010,7 +5030,7 @@ def _thread_says_expected(c: Ctx) -> Decision | None:
 #: its floor (V11: data_config; the outcome unknown, as the training is not measured by it), a slowdown
 #: with no cause named is the machine's (V18), a crash with no cause named leaves the cause open.
 _SYMPTOM = {
-    "diverged": (Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, "the loss became non-finite"),
+    "diverged": (Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, "the loss became non-finite or blew up"),
     "plateaued": (Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE, "the training stopped improving"),
     "underfit": (Outcome.UNDERFIT, Cause.INCONCLUSIVE, "the model did not learn the task"),
     "slow": (Outcome.SLOW, Cause.INFRA_RUNTIME, "the run got slower"),
@@ -5102,6 +5122,8 @@ def _symptom_stated(c: Ctx) -> Decision | None:
             "a task metric at zero is below chance, so its measurement (labels, split or metric code) is "
             "broken and the training is not measured by it",
         )
+    if kind == "slow":
+        cause, usual = _slowdown_with_release(c, cause, usual)
     # the settling statement's cause fills a cause the symptom leaves open; a symptom whose curve-based
     # rule names a cause (a plateau, a divergence, a slowdown) keeps it unless a sentence states the cause
     stated = _thread_stated_cause(c, resolution=cause is Cause.INCONCLUSIVE)
@@ -5115,6 +5137,26 @@ def _symptom_stated(c: Ctx) -> Decision | None:
         stated[0] if stated is not None else cause,
         f'Not judged from figures (no judgeable curve); the report states the symptom, in the sentence "{said}": '
         f"{what} ({outcome.value}). The cause: {why}",
+    )
+
+
+def _slowdown_with_release(c: Ctx, cause: Cause, usual: str) -> tuple[Cause, str]:
+    """A stated slowdown's cause when the report also states that a library's version changed
+    (:func:`.stated_symptom.stated_version_change`): the same job slower under a new release of the code it
+    runs on is a performance regression in that release, a defect in code (correctness_bug; reports b18-08
+    scvi-tools 1.2.0 -> 1.2.1, b32-06 neosr after an update, b48-05 burn 0.12.1 -> 0.13.0: all three fixed
+    by a code change), not the machine's. Else ``(cause, usual)`` unchanged."""
+    from ..reference_gap import text_lines
+    from .stated_symptom import stated_version_change
+
+    said = stated_version_change(text_lines(c.run))
+    if said is None:
+        return cause, usual
+    return Cause.CORRECTNESS_BUG, (
+        f'no cause is stated in the thread, and the report states a library\'s version changed ("{said}"): '
+        "the same job slower under a new release is a performance regression in that release's code. Time "
+        "one step under the old and the new version on the same machine, pin the faster one, and report "
+        "the regression upstream."
     )
 
 

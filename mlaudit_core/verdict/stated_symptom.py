@@ -10,7 +10,8 @@ the behaviour is normal overrules it (the policy checks that before this reading
 :func:`stated_symptom` reads one sentence at a time, in this order (the first kind found wins):
 
 * ``diverged``: a loss, a gradient norm or the model's outputs stated non-finite (``the loss becomes
-  nan``, ``grad_norm will be nan``), or a loss stated to blow up (``the loss rises rapidly``, ``explodes``, ``a second run exploded``);
+  nan``, ``grad_norm will be nan``), or a loss stated to blow up (``the loss rises rapidly``, ``the loss
+  sharply increased``, ``explodes``, ``a second run exploded``);
 * ``plateaued``: a training figure stated not to move (``stuck around``, ``stays about``, ``is still
   about 4.9``, ``keeps unchanged``, ``never change``, ``does not go down``, ``doesn't seem to decrease``, ``does not converge``);
 * ``underfit``: a task metric stated at its floor (``accuracy is always zero``, ``the mAP is basically
@@ -19,7 +20,8 @@ the behaviour is normal overrules it (the policy checks that before this reading
   "..."``, ``a device-side assert triggered``);
 * ``slow``: a throughput or step time stated at two figures of one unit (``from 2.9 it/s to 1.6 it/s``,
   ``42.55s/it`` against ``538.26s/it`` beside a sentence that the run got slower), the later or the
-  reported one worse by more than :data:`SLOW_DROP`.
+  reported one worse by more than :data:`SLOW_DROP`, or a slowdown stated as a factor above
+  1 / (1 - :data:`SLOW_DROP`) (``5x slower``, ``the training slows down 2~3x``).
 
 A sentence counts only when it is asserted: not a question, and no negation, condition or hedge before
 the symptom in its clause (``if the loss becomes nan``, ``maybe the loss is stuck``).
@@ -66,6 +68,10 @@ _NONFINITE = re.compile(
     r"|\b\w*loss(?:es)?\b(?!\s*scal)[^.;!?]{0,20}?\b(?:(?:rises?|rose|rising|increas\w*|grows?|grew|goes up|went up|"
     r"shoots? up|shot up|jumps?|jumped)\s+(?:\w+\s+)?(?:rapidly|sharply|quickly|suddenly|dramatically|"
     r"exponentially)|explod\w*|blows? up|blew up)\b"
+    # the same with the adverb first: 'then the loss sharply increased'
+    r"|\b\w*loss(?:es)?\b(?!\s*scal)[^.;!?]{0,20}?\b(?:rapidly|sharply|quickly|suddenly|dramatically|"
+    r"exponentially)\s+(?:rises?|rose|increas\w*|grows?|grew|goes up|went up|shoots? up|shot up|jumps?|"
+    r"jumped|spikes?|spiked)\b"
     r"|\b(?:run|training|gradients?)\b[^.;!?]{0,20}?\b(?:explod(?:es|ed|ing)|blows? up|blew up)\b",
     re.I,
 )
@@ -109,6 +115,57 @@ _SLOWER = re.compile(
     r"(?:in\s+)?(?:performance|speed|throughput))\b",
     re.I,
 )
+
+
+#: A slowdown stated as a factor: ``5x slower``, ``2-3 times slower``, ``the training slows down 2~3x``,
+#: ``slowed down by a factor of 4``; the low end of a range is read.
+_FACTOR_SLOWER = re.compile(
+    r"(?<![\w.])(?P<f>\d+(?:\.\d+)?)(?:\s*[~\-–]\s*\d+(?:\.\d+)?)?\s*(?:x|×|times)\s+slower\b"
+    r"|\bslow(?:s|ed)?\s+down\s+(?:by\s+)?(?:(?:about|around|roughly|almost|nearly|~)\s*)?"
+    r"(?:a\s+factor\s+of\s+)?(?P<g>\d+(?:\.\d+)?)(?:\s*[~\-–]\s*\d+(?:\.\d+)?)?\s*(?:x|×|times)?(?![\w.])",
+    re.I,
+)
+
+
+def _slow_factor(s: str) -> str | None:
+    """``s`` when it states a slowdown by a factor whose lost throughput (1 - 1/factor) exceeds
+    :data:`SLOW_DROP` (a factor above ~1.43), asserted; else ``None``."""
+    for m in _FACTOR_SLOWER.finditer(s):
+        factor = float(m.group("f") or m.group("g"))
+        if m.group("g") and not re.search(r"(?:x|×|times|factor)", m.group(0), re.I):
+            continue  # 'slows down 3' without a factor word is not a factor
+        if factor > 0 and 1 - 1 / factor > SLOW_DROP and _asserted(s, m.start()):
+            return s.strip()
+    return None
+
+
+#: A library's version changed: a verb of upgrade before a release number (``upgrading from 0.12.1 to
+#: 0.13.0``, ``when upgrading to 1.2.1``, ``after updating to v2.3``, ``upgraded torch to 2.1``) or before
+#: the newest release (``updated to the latest version``), or two release numbers joined by an arrow
+#: (``burn 0.12.1 -> 0.13.0``). A release number has three parts or a ``v`` (``2.1`` alone is as likely a
+#: setting's value: ``updated the lr to 0.001``), or two after a framework's name.
+_RELEASE = r"(?<![\w.])(?:v\d+(?:\.\d+)+|\d+\.\d+\.\d+(?:\.\d+)*)(?:(?:a|b|rc|post|dev)\d*)?(?![\w.])"
+_FRAMEWORK_RELEASE = (
+    r"\b(?:py)?torch|tensorflow|\btf\b|\bjax(?:lib)?\b|\bcuda\b|cudnn|mxnet|paddle(?:paddle)?|keras|"
+    r"transformers|deepspeed|lightning|numpy"
+)
+_VERSION_CHANGE = re.compile(
+    rf"\b(?:upgrad\w*|downgrad\w*|updat\w*|bump\w*)\b[^.;!?]{{0,60}}?(?:{_RELEASE}|"
+    rf"(?:{_FRAMEWORK_RELEASE})\s*(?:to\s+|==?\s*)?\d+\.\d+\b|"
+    r"\b(?:the\s+)?(?:latest|newest|new(?:er)?)\s+(?:version|release)\b)"
+    rf"|{_RELEASE}\s*(?:->|→|=>)\s*{_RELEASE}",
+    re.I,
+)
+
+
+def stated_version_change(lines: list[str]) -> str | None:
+    """The first sentence of ``lines`` (a report's text, not a maintainer's or an author's line) that
+    states a library's version changed (:data:`_VERSION_CHANGE`), asserted; else ``None``."""
+    for s in _observed(lines):
+        m = _VERSION_CHANGE.search(s)
+        if m and _asserted(s, m.start()):
+            return s.strip()[:240]
+    return None
 
 
 def _is_time(unit: str) -> bool:
@@ -217,4 +274,6 @@ def stated_symptom(lines: list[str]) -> tuple[str, str] | None:
         if got is not None and _asserted(s, 0):
             return "slow", got[:240]
     slow = _slow_two_figures(said)
+    if slow is None:
+        slow = next((got for s in said if (got := _slow_factor(s)) is not None), None)
     return ("slow", slow[:240]) if slow is not None else None

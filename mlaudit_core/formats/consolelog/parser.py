@@ -78,6 +78,19 @@ _GEN_COLON = re.compile(
     rf"(?P<v>{_N})\s?{_UNIT}{_DELIM}"
 )
 _GEN_PIPE = re.compile(rf"\|\s*(?P<k>{_KEY})\s+(?P<v>{_N})\s?{_UNIT}\s*(?=\||$)")
+#: ``name - value`` pairs joined by commas: segmentation_models.pytorch's epoch runners print their logs
+#: as ``', '.join('{} - {:.4}'.format(k, v))`` (``dice_loss - 0.2131, iou_score - 0.7012``). Read only
+#: when a line has no other pair and every comma-separated field is such a pair (Keras' `` - `` joins
+#: ``name: value`` pairs, which the colon reading takes).
+_GEN_DASH = re.compile(rf"^(?P<k>[A-Za-z][\w./@]*) - (?P<v>{_N})$")
+
+
+def _dash_record(work: str) -> bool:
+    """Whether ``work`` is a record of :data:`_GEN_DASH` pairs only (no ``=``, ``:`` or ``|`` pair): a
+    metrics record, never a configuration print, so it is read even before the training has started."""
+    if " - " not in work or any(ch in work for ch in "=:|"):
+        return False
+    return all(_GEN_DASH.match(f.strip()) for f in work.strip().split(","))
 #: A split's figures grouped in brackets after its name: ``Train(L=0.69 | A=0.50) Valid(L=0.68 | A=0.61)``,
 #: ``val(loss: 0.3, acc: 0.9)``. The figures inside are that split's (``Valid`` + ``L`` -> ``Valid_loss``).
 _GEN_GROUP = re.compile(
@@ -1901,6 +1914,7 @@ class LogParser:
             and not grouped
             and _step_prefix(seg) is None
             and _STEP_KEY.search(seg) is None
+            and not _dash_record(work)
         ):
             self._startup_params(seg)  # configuration printed before training starts
             return False
@@ -1921,7 +1935,7 @@ class LogParser:
             # ``Best model found at epoch 0, Val Loss: inf, AUC: 0.00%``: a best-so-far tracker still at
             # its initial value (``best = float("inf")``): nothing was measured, none of it is a figure
             return True
-        if not self.started and step is None and epoch is None:
+        if not self.started and step is None and epoch is None and not _dash_record(work):
             self._startup_params(seg)
             return False
         return self._generic_emit(rec, work, step, epoch, batch, line_step, known_only)
@@ -1938,7 +1952,7 @@ class LogParser:
         if _WARNING_LINE.search(seg) is not None:
             return True  # a warning that holds a figure (``[Warning] ... best gain: -inf``), not a record
         spaced = not ("=" in seg or ": " in seg or "|" in seg)
-        if spaced and _SPACE_CHEAP.search(seg) is None:
+        if spaced and _SPACE_CHEAP.search(seg) is None and not _dash_record(seg):
             return False
         return None
 
@@ -1997,6 +2011,12 @@ class LogParser:
                 spans.append((pm.start(), pm.end(), " " not in pm["k"].strip()))
         if pairs and _SPACE_CHEAP.search(work) is not None:
             pairs.extend(LogParser._spaced_beside(work, spans))
+        if not pairs and _dash_record(work):
+            pairs.extend(
+                (m["k"], m["v"], None)
+                for f in work.strip().split(",")
+                if (m := _GEN_DASH.match(f.strip()))
+            )
         known_only = False
         if not pairs:  # ``test accuracy 0.739``: only vocabulary names and step/epoch markers
             known_only = True
