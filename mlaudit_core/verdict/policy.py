@@ -3751,7 +3751,10 @@ def _metric_out_of_range(c: Ctx) -> Decision | None:
     percent scale) is computed wrongly: the cause is a correctness bug in the evaluation whatever
     the curves show; the outcome is what the learning rules after this one read (succeeded when
     none fires, running when the text does not show the run's end: an excerpt of a report, a log
-    that ends inside a progress bar, a tracker's RUNNING status)."""
+    that ends inside a progress bar, a tracker's RUNNING status; unknown instead of succeeded when no
+    curve is judgeable). An overlap score of masks (IoU, Dice) out of range is the targets' format instead
+    (data_config, :data:`_OVERLAP_SCORE`): its formula keeps it in [0, 1] for targets in [0, 1] (report
+    b48-07: smp ``iou_score - -1.209`` with 0/255 masks)."""
     f = c.get("LI007", Severity.ERROR)
     if not f:
         return None
@@ -3761,8 +3764,10 @@ def _metric_out_of_range(c: Ctx) -> Decision | None:
         and not c.ending.interrupt
     )
     outcome = _learning_outcome(c, 97) or (Outcome.RUNNING if unended else Outcome.SUCCEEDED)
-    if not c.basis.judgeable:
-        outcome = Outcome.UNKNOWN  # no curve to judge the training by: only the impossible value is seen
+    if outcome is Outcome.SUCCEEDED and not c.basis.judgeable:
+        # succeeded needs positive evidence (V20): with no curve to judge the training by, only the
+        # impossible value is seen
+        outcome = Outcome.UNKNOWN
     if _OVERLAP_SCORE.search(str(f.facts.get("key", ""))):
         return Decision(
             outcome,
@@ -5030,7 +5035,11 @@ def _thread_says_expected(c: Ctx) -> Decision | None:
 #: its floor (V11: data_config; the outcome unknown, as the training is not measured by it), a slowdown
 #: with no cause named is the machine's (V18), a crash with no cause named leaves the cause open.
 _SYMPTOM = {
-    "diverged": (Outcome.DIVERGED, Cause.MODEL_CONVERGENCE, "the loss became non-finite or blew up"),
+    "diverged": (
+        Outcome.DIVERGED,
+        Cause.MODEL_CONVERGENCE,
+        "the loss became non-finite or blew up",
+    ),
     "plateaued": (Outcome.PLATEAUED, Cause.MODEL_CONVERGENCE, "the training stopped improving"),
     "underfit": (Outcome.UNDERFIT, Cause.INCONCLUSIVE, "the model did not learn the task"),
     "slow": (Outcome.SLOW, Cause.INFRA_RUNTIME, "the run got slower"),
@@ -7414,12 +7423,19 @@ POLICY: tuple[Rule, ...] = (
         "metric-out-of-range",
         97,
         "LI007 at error (a bounded metric outside [0, 1], or above 100 in percent); the outcome is the first "
-        "learning rule after this one that matches, else succeeded",
-        (Outcome.SUCCEEDED,) + _LEARNING_OUTCOMES,
-        (Cause.CORRECTNESS_BUG,),
+        "learning rule after this one that matches, else succeeded (unknown with no judgeable curve); the "
+        "cause correctness_bug, data_config for an overlap score of masks (IoU, Dice: targets outside [0, 1])",
+        (Outcome.SUCCEEDED, Outcome.UNKNOWN) + _LEARNING_OUTCOMES,
+        (Cause.CORRECTNESS_BUG, Cause.DATA_CONFIG),
         _metric_out_of_range,
         codes=("LI007",),
         cases=(
+            Case(
+                "IoU -1.209, loss curve healthy",
+                (("LI007", _E, {"key": "train/iou_score"}),),
+                ("succeeded", "data_config"),
+                series=_LOSS,
+            ),
             Case(
                 "Keras custom F1 1.092, run plateaued",
                 (("LI007", _E, {}), ("OP003", _W, {})),

@@ -144,7 +144,9 @@ def _slow_factor(s: str) -> str | None:
 #: the newest release (``updated to the latest version``), or two release numbers joined by an arrow
 #: (``burn 0.12.1 -> 0.13.0``). A release number has three parts or a ``v`` (``2.1`` alone is as likely a
 #: setting's value: ``updated the lr to 0.001``), or two after a framework's name.
-_RELEASE = r"(?<![\w.])(?:v\d+(?:\.\d+)+|\d+\.\d+\.\d+(?:\.\d+)*)(?:(?:a|b|rc|post|dev)\d*)?(?![\w.])"
+_RELEASE = (
+    r"(?<![\w.])(?:v\d+(?:\.\d+)+|\d+\.\d+\.\d+(?:\.\d+)*)(?:(?:a|b|rc|post|dev)\d*)?(?![\w.])"
+)
 _FRAMEWORK_RELEASE = (
     r"\b(?:py)?torch|tensorflow|\btf\b|\bjax(?:lib)?\b|\bcuda\b|cudnn|mxnet|paddle(?:paddle)?|keras|"
     r"transformers|deepspeed|lightning|numpy"

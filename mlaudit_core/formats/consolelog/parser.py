@@ -91,6 +91,8 @@ def _dash_record(work: str) -> bool:
     if " - " not in work or any(ch in work for ch in "=:|"):
         return False
     return all(_GEN_DASH.match(f.strip()) for f in work.strip().split(","))
+
+
 #: A split's figures grouped in brackets after its name: ``Train(L=0.69 | A=0.50) Valid(L=0.68 | A=0.61)``,
 #: ``val(loss: 0.3, acc: 0.9)``. The figures inside are that split's (``Valid`` + ``L`` -> ``Valid_loss``).
 _GEN_GROUP = re.compile(
