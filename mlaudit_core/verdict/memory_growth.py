@@ -85,7 +85,10 @@ _CAPACITY = re.compile(
     r"|\b(?:do(?:es)?|did|will|would|can)\s*(?:n't|not)\s+fit\b"
     r"|\b(?:needs?|requires?|took|takes|uses?|occup(?:y|ies))\s+(?:about\s+|around\s+|~\s?)?\d+(?:\.\d+)?\s*[GM]i?B?\b"
     r"|\b\d+(?:\.\d+)?\s*[GM]i?B\b[^.;!?]{0,30}?\bshould\s+be\s+enough\b"
-    r"|\b(?:loaded|read|cached|kept|stored|held)\s+(?:in(?:to)?|to)\s+(?:the\s+)?(?:\w+\s+){0,2}?(?:ram|memory)\b",
+    r"|\b(?:loaded|read|cached|kept|stored|held)\s+(?:in(?:to)?|to)\s+(?:the\s+)?(?:\w+\s+){0,2}?(?:ram|memory)\b"
+    # the same settings run on a smaller dataset: the memory follows the data's size, not the run's length
+    r"|\b(?:runs?|works?|ran|worked)\s+(?:well|fine|ok|okay)?\s*(?:on|with)\s+(?:a\s+|the\s+)?(?:small(?:er)?|tiny)\s+"
+    r"(?:\w+\s+)?(?:dataset|data|corpus|subset)\b[^.;!?]{0,40}?\bsame\s+(?:parameters|settings|config\w*|hyper-?parameters)\b",
     re.I,
 )
 

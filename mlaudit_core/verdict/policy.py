@@ -4323,7 +4323,7 @@ def _evaluation_explains(c: Ctx) -> Decision | None:
         return None
     got = evaluation_explains_gap(text_lines(c.run), c.run.params)
     if got is None:
-        return _measured_two_ways(c)
+        return _measured_two_ways(c) or _released_weights_scored(c) or _metric_against_looks(c)
     comparison, why = got
     return Decision(
         Outcome.SUCCEEDED,
@@ -4332,6 +4332,61 @@ def _evaluation_explains(c: Ctx) -> Decision | None:
         f'difference by the evaluation ("{why}"): the two figures were not measured the same way, so the gap '
         "is no regression of the model. Rescore with the reference's evaluation protocol (the same "
         "evaluator, settings, split and task) before comparing.",
+    )
+
+
+def _released_weights_scored(c: Ctx) -> Decision | None:
+    """V18d's third reading: the report only evaluated released weights, without training them, and states
+    a figure apart from the published one by more than seed noise (:func:`.released_eval.released_weights_gap`),
+    with no reason for the gap stated by the thread (:func:`.gap_reasons.stated_gap_reason`) and no cause
+    stated by it (:func:`.statements.stated_cause`): no training took place, so the difference lies in the
+    evaluation (metric_policy)."""
+    from ..reference_gap import text_lines
+    from .gap_reasons import stated_gap_reason
+    from .released_eval import released_weights_gap
+    from .statements import stated_cause
+
+    lines = text_lines(c.run)
+    got = released_weights_gap(lines, c.run.params)
+    if got is None or stated_gap_reason(lines, c.run.params) is not None:
+        return None
+    if stated_cause(c.run.params) is not None:
+        return None  # the thread names the cause (a corrupt download, a bug): its reading decides
+    return Decision(
+        Outcome.SUCCEEDED,
+        Cause.METRIC_POLICY,
+        f'The run evaluated released weights without training them ("{got.said[:140]}") and states '
+        f'{fmt(got.observed)} ("{got.observed_text[:100]}") against the published {fmt(got.reference)} '
+        f'("{got.reference_text[:100]}"): the same weights gave the published figure under the authors\' '
+        "evaluation, so the difference lies in the evaluation (the test data's preprocessing, the metric's "
+        "implementation or aggregation, the protocol, the evaluation tool's version), not in training. "
+        "Evaluate with the reference's exact protocol (its preprocessing, aggregation, resolution and tool "
+        "version) before judging the weights.",
+    )
+
+
+def _metric_against_looks(c: Ctx) -> Decision | None:
+    """V18d's fourth reading: a sentence states that the outputs look better while a metric of them is lower
+    (:func:`.released_eval.metric_against_looks`), and the thread states no cause
+    (:func:`.statements.stated_cause`): the metric and the outputs disagree, so the metric's protocol does
+    not measure what the change did (metric_policy); nothing in the text says training failed."""
+    from ..reference_gap import text_lines
+    from .released_eval import metric_against_looks
+    from .statements import stated_cause
+
+    got = metric_against_looks(text_lines(c.run))
+    if got is None or stated_cause(c.run.params) is not None:
+        return None
+    name, said = got
+    return Decision(
+        Outcome.SUCCEEDED,
+        Cause.METRIC_POLICY,
+        f'The report states the outputs look better while {name} is lower ("{said}"): a metric computed '
+        "against fixed references (pixels of fixed evaluation views, a reference set, an aggregation) can "
+        "fall when the outputs improve but no longer align with what it compares them to (e.g. evaluation "
+        "camera poses that are not optimised when the training cameras are). Compare the settings under an "
+        "evaluation that aligns them with the references (or on the same fixed poses/inputs), not on the raw "
+        "figure.",
     )
 
 
@@ -4409,7 +4464,7 @@ def _gap_reason_stated(c: Ctx) -> Decision | None:
 
     got = stated_gap_reason(text_lines(c.run), c.run.params)
     if got is None:
-        return None
+        return _batch_off_recipe(c)
     kind, comparison, why = got
     if kind == "training_length":
         return Decision(
@@ -4427,6 +4482,33 @@ def _gap_reason_stated(c: Ctx) -> Decision | None:
         f'of the run differs from the reference\'s ("{why}"): the run is a faithful run of another '
         "configuration, so its figure is not the reference's. Set the reference's value (the config file's "
         "default is not always the paper's) and rerun before comparing.",
+    )
+
+
+def _batch_off_recipe(c: Ctx) -> Decision | None:
+    """V18e's second reading: the text states the recipe's total batch and the run's, apart by a factor 2
+    or more with no learning-rate rescaling stated (:func:`.recipe_scale.batch_off_recipe`), and the run's
+    figure apart from the reference's by more than seed noise (:func:`.released_eval.stated_gap`): a
+    faithful run of another configuration (succeeded, data_config)."""
+    from ..reference_gap import text_lines
+    from .recipe_scale import batch_off_recipe
+    from .released_eval import stated_gap
+
+    lines = text_lines(c.run)
+    scale = batch_off_recipe(lines)
+    gap = stated_gap(lines) if scale is not None else None
+    if scale is None or gap is None:
+        return None
+    recipe, run, recipe_text, run_text = scale
+    return Decision(
+        Outcome.SUCCEEDED,
+        Cause.DATA_CONFIG,
+        f'The run trained at a total batch of {run} ("{run_text[:110]}") where its recipe uses {recipe} '
+        f'("{recipe_text[:110]}"), with no learning-rate rescaling stated, and scores {fmt(gap[1])} against '
+        f"the reference's {fmt(gap[0])}: the recipe's learning rate and schedule are tuned for its total batch, "
+        "so the run is a faithful run of another configuration, not a fault of the code. Restore the "
+        "recipe's total batch (more GPUs or gradient accumulation), or scale the learning rate linearly "
+        "with the total batch (e.g. auto_scale_lr), then compare again.",
     )
 
 
@@ -8709,11 +8791,46 @@ POLICY: tuple[Rule, ...] = (
         "the resampling, a language model in decoding, 2D against 3D scoring), not in a question or denied, "
         "and no maintainer places the run at the reference's level; or the text states one task metric's figure twice, apart by "
         "more than 1%, and a sentence names how a figure is measured (metric definition, evaluator, "
-        "post-processing, test inputs) with no training setting stated as changed -> succeeded, metric_policy",
+        "post-processing, test inputs) with no training setting stated as changed; or the text states that "
+        "the run only evaluated released weights (released/provided/official/authors' checkpoint or weights "
+        "beside an evaluation word, or no retraining; no line says the run trained or fine-tuned) and a "
+        "figure apart by more than 1% from a reference figure (a key naming the paper, authors, README, "
+        "reference or model zoo, or 'in the paper is X'), with no reason or cause stated by the thread; or "
+        "a sentence states the outputs look better while a metric of them is lower, with no cause stated "
+        "-> succeeded, metric_policy",
         (Outcome.SUCCEEDED,),
         (Cause.METRIC_POLICY,),
         _evaluation_explains,
         cases=(
+            Case(
+                "released LSUN-Churches checkpoint, FID 14.06 against the paper's 4.02 (report b47-04)",
+                (),
+                ("succeeded", "metric_policy"),
+                params={
+                    "model": "LDM, released LSUN-Churches checkpoint (no retraining)",
+                    "paper_fid": "4.02",
+                },
+                console=("400 DDIM steps FID score is 14.063717185112182",),
+            ),
+            Case(
+                "a fine-tuned released checkpoint is a training run, not an evaluation",
+                (),
+                None,
+                params={
+                    "model": "LDM, released LSUN-Churches checkpoint, fine-tuned on my data",
+                    "paper_fid": "4.02",
+                },
+                console=("400 DDIM steps FID score is 14.063717185112182",),
+            ),
+            Case(
+                "renders look better with pose refinement, PSNR lower (report b48-02)",
+                (),
+                ("succeeded", "metric_policy"),
+                params={
+                    "reporter": "with the SO3xR3 pose refinement the rendered results look much better, but "
+                    "the PSNR is lower (15.74 vs 16.43 without pose refinement)."
+                },
+            ),
             Case(
                 "mIoU 62% on full test images instead of the paper's 67% on cropped ones (report b24-08)",
                 (),
@@ -8789,11 +8906,39 @@ POLICY: tuple[Rule, ...] = (
         "no judgeable curve, no finding at error, gaps not within seed noise; the text compares the run with "
         "a reference and someone of the thread other than the reporter states why they differ: trained far "
         "shorter than the reference -> underfit, model_convergence; a setting named with its value differing "
-        "from the reference's -> succeeded, data_config (not in a question, a hedge or after a negation)",
+        "from the reference's -> succeeded, data_config (not in a question, a hedge or after a negation); or, "
+        "with no reason stated, the text states the recipe's total batch (an OpenMMLab config name "
+        "NxbM, or N GPUs x M images per GPU on the config's line) and the run's (a stated product or "
+        "total), apart by a factor 2 or more with no learning-rate rescaling stated, and the run's figure "
+        "apart from a reference figure by more than 1% -> succeeded, data_config",
         (Outcome.UNDERFIT, Outcome.SUCCEEDED),
         (Cause.MODEL_CONVERGENCE, Cause.DATA_CONFIG),
         _gap_reason_stated,
         cases=(
+            Case(
+                "AP 0.586 against the model zoo's 0.633 at a total batch of 32 for an 8xb64 config "
+                "(report b48-06)",
+                (),
+                ("succeeded", "data_config"),
+                params={
+                    "config": "configs/body_2d_keypoint/ipr_res50_8xb64-210e_coco-256x256.py",
+                    "override": "train_dataloader.batch_size=8 (4 GPUs x 8 = 32 images per step)",
+                    "reference_result": "0.633 AP (model zoo)",
+                },
+                console=("Epoch(val) [210][814/814]  coco/AP: 0.586075  coco/AR: 0.688114",),
+            ),
+            Case(
+                "the same run with the learning rate rescaled by auto_scale_lr",
+                (),
+                None,
+                params={
+                    "config": "configs/body_2d_keypoint/ipr_res50_8xb64-210e_coco-256x256.py",
+                    "override": "train_dataloader.batch_size=8 (4 GPUs x 8 = 32 images per step), "
+                    "auto_scale_lr.enable=True",
+                    "reference_result": "0.633 AP (model zoo)",
+                },
+                console=("Epoch(val) [210][814/814]  coco/AP: 0.586075  coco/AR: 0.688114",),
+            ),
             Case(
                 "MRR below the paper's; the author: not trained long enough (report b13-13)",
                 (),

@@ -3,7 +3,9 @@
 ``--config`` files become the run's params: JSON, YAML (``yaml.safe_load``) and
 TOML are flattened to dotted keys; any other text is read as ``key = value`` or
 ``key: value`` lines (several ``k=v`` pairs on one comma-separated line are
-split), with ``# `` comment lines and bracketed annotations ignored.
+split), with ``# `` comment lines and bracketed annotations ignored, except a comment line that
+quotes a person of a report's thread (``# reporter: ...``, ``# maintainer (NAME): ...``, ``# other user
+(NAME): ...``; :data:`_COMMENTED_SPEAKER`), which is read as that person's sentence.
 
 The helpers below read a figure out of params whatever the framework called it
 (``steps_per_epoch``, ``Number of batches per epoch (training set)``, ``1352
@@ -43,6 +45,11 @@ _SPEAKER_LINE = re.compile(
     r"contributors?|op)\b(?:[^:()\n]|\((?:[^()\n]|\([^()\n]*\))*\)){0,240}?)\s*:\s+(?P<v>\S.*?)\s*$",
     re.I,
 )
+#: A comment line that quotes a person of a report's thread: ``#``, an optional ordinal (``other``,
+#: ``second``), then a line :data:`_SPEAKER_LINE` reads. Issue exports keep the thread's words this way
+#: beside the ``key: value`` setup; a comment that describes a file (``# reporter's prose (ISSUE, "TITLE")``)
+#: has no ``role: sentence`` shape and stays a comment.
+_COMMENTED_SPEAKER = re.compile(r"^#+\s*(?:(?:other|another|second|third)\s+)?(?=\w)", re.I)
 
 
 def read_context_file(path: str | Path) -> dict[str, str]:
@@ -89,7 +96,9 @@ def parse_context_lines(lines) -> dict[str, str]:
     out: dict[str, str] = {}
     for raw in lines:
         line = raw.strip()
-        if not line or line.startswith("#"):
+        if line.startswith("#"):
+            line = _commented_speaker(line)
+        if not line:
             continue
         line = strip_annotations(line).strip()
         if not line:
@@ -119,6 +128,17 @@ def parse_context_lines(lines) -> dict[str, str]:
                 key = next(f"{key} ({n})" for n in range(2, 1000) if f"{key} ({n})" not in out)
             out[key] = val
     return out
+
+
+def _commented_speaker(line: str) -> str:
+    """A comment line that quotes a person of a thread (:data:`_COMMENTED_SPEAKER`) without its ``#``,
+    else ``""`` (a comment)."""
+    m = _COMMENTED_SPEAKER.match(line)
+    if m is None:
+        return ""
+    rest = line[m.start() :].lstrip("#").strip()
+    kv = _SPEAKER_LINE.match(line[m.end() :])
+    return rest if kv is not None and len(kv["v"].split()) >= _PROSE_WORDS else ""
 
 
 def _unquote(v: str) -> str:
