@@ -797,6 +797,10 @@ _EVAL_SIDE = re.compile(
     r"|\bdifferent (?:languages?|tasks?|splits?|subsets?|versions?|metrics?)\b"
     # how the figure is aggregated: ``row 12 is the mean over the first 12 steps``
     r"|\b(?:mean|average|sum|median)\s+(?:over|of|across)\b"
+    # a figure aggregated by averaging views, clips or runs (``the final accuracy we get using averaging``),
+    # not the averaging of weights or checkpoints (SWA, EMA: a training technique)
+    r"|\b(?:using|with|by|after)\s+averaging\b(?!\s+(?:the\s+|of\s+(?:the\s+)?)?(?:weights|models?|"
+    r"checkpoints?|parameters))"
     # the reference measured under a benchmark's own setting: ``the results in the paper follow the long
     # sequence forecasting benchmark setting, which normalizes the series``
     r"|\bbenchmark(?:'s)? (?:settings?|protocols?)\b"
