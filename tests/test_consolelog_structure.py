@@ -105,3 +105,35 @@ def test_v21_short_loss_with_one_spike_at_its_end_is_unstable():
     """LLaVA's 7 logged loss dicts 0.66 ... 0.82 -> 6.66: one spike at the end: unstable."""
     v = audit(load_logs(_logs("b17-01-"))).verdict
     assert (v.outcome.value, v.cause.value) == ("unstable", "model_convergence"), v.summary
+
+
+def test_table_series_reads_a_bar_table_whose_rows_open_without_a_bar():
+    """own f26b1-13 (a BreathCNN nohup log): ``Epoch | TrainLoss | TrainAcc | ValLoss | ValAcc | LR |
+    Time`` over a ``-----`` rule line, rows ``1 | 1.0164 | 50.80% | ... | 19.6s  ← best``: the first
+    cell has no bar before it, the cells carry units (``%``, ``s``) and a trailing annotation, and
+    the headers are CamelCase words."""
+    from mlaudit_core.formats import load_path
+
+    path = DATA / "realworld/runs/DexplovateCode--WheezeDetectionAI/logs/train.log"
+    ((_, run),) = load_path(path).runs
+    assert run.key_for(Role.TRAIN_LOSS) == "train/loss"
+    assert run.key_for(Role.VAL_LOSS) == "val/loss"
+    loss = run.series("train/loss").by_step()
+    assert [int(x) for x in loss.steps[:3]] == [1, 2, 3] and len(loss) == 22
+    assert float(loss.values[0]) == 1.0164 and float(loss.values[-1]) == 0.4059
+    acc = run.series("val/accuracy").by_step()
+    assert (
+        float(acc.values[0]) == 60.67 and float(acc.values[1]) == 31.25
+    )  # percent, annotation dropped
+    assert float(run.series("perf/step_time").by_step().values[3]) == 41.3
+
+
+def test_table_series_keeps_dropping_a_log_prefix_before_the_first_bar(tmp_path):
+    """A prefix that is no index word (``INFO``) before the first ``|`` is not a cell."""
+    log = tmp_path / "paste.log"
+    log.write_text(
+        "INFO | epoch | loss | val_loss |\n"
+        + "".join(f"INFO | {e} | {2.0 / e:.3f} | {2.2 / e:.3f} |\n" for e in range(1, 6))
+    )
+    run = load_logs([log])
+    assert [int(x) for x in run.series("val/loss").steps] == [1, 2, 3, 4, 5]

@@ -66,13 +66,23 @@ _NUMBER = re.compile(r"^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$")
 _NONFINITE = re.compile(r"^[-+]?(?:nan|inf|infinity)$", re.IGNORECASE)
 
 
+#: A number followed by a unit a table cell may carry (``50.80%``, ``19.6s``, ``120 ms``) and a
+#: trailing annotation that starts with a non-word character (``← best``, ``<- best``, ``*``).
+_UNIT_CELL = re.compile(
+    r"^(?P<n>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*(?:%|ms|s|sec|min|h)?"
+    r"(?:\s*[^\w\s.].*)?$"
+)
+
+
 def _value(cell: str) -> float | None:
     """A cell as a number (``nan`` / ``inf`` kept, thousands separators and markdown emphasis
-    dropped); None when the cell is not a number."""
+    dropped; a unit of percent or time and a trailing annotation such as ``← best`` dropped, the
+    number kept in the cell's own unit); None when the cell is not a number."""
     t = _MARKUP.sub("", cell).strip().replace(",", "")
     if _NUMBER.match(t) or _NONFINITE.match(t):
         return float(t)
-    return None
+    m = _UNIT_CELL.match(t)
+    return float(m.group("n")) if m else None
 
 
 def _index(cell: str) -> int | None:
@@ -85,28 +95,45 @@ def _is_index_word(cell: str) -> bool:
     return _MARKUP.sub("", cell).strip().lower() in INDEX_WORDS
 
 
-def _cells(text: str) -> list[str] | None:
-    """The cells of a ``|``-separated row (the text before the first ``|`` is a log prefix and
-    dropped); None when the line has fewer than 3 cells or is a separator row."""
-    if text.count("|") < 3:
+#: A rule line under a header that uses no ``|`` (``------``, ``===+===``): part of the table.
+_RULE_LINE = re.compile(r"^\s*[-=+:]{3,}\s*$")
+
+
+def _cells(text: str, keep_first: bool = False) -> list[str] | None:
+    """The cells of a ``|``-separated row; None when the line has fewer than 3 cells or is a
+    separator row. The text before the first ``|`` is a log prefix and dropped, unless
+    ``keep_first`` (a table whose rows do not open with ``|``: the first cell has no bar before
+    it, ``Epoch | loss | acc``)."""
+    if text.count("|") < 2:
         return None
-    body = text[text.index("|") + 1 :]
+    head, _, body = text.partition("|")
     if body.rstrip().endswith("|"):
         body = body.rstrip()[:-1]
     cells = [c.strip() for c in body.split("|")]
+    if keep_first and head.strip():
+        cells.insert(0, head.strip())
     if all(_SEPARATOR_CELL.match(c) or not c for c in cells):
         return None
     return cells if len(cells) >= 3 else None
 
 
 def _tables(lines: Sequence[ConsoleLine]) -> list[list[list[str]]]:
-    """Runs of consecutive ``|`` rows (separator rows dropped, blank-free), each a table."""
+    """Runs of consecutive ``|`` rows (separator rows and bar-free rule lines dropped,
+    blank-free), each a table. A table whose first row does not open with ``|`` and whose text
+    before the first ``|`` is an index word (``Epoch | TrainLoss | ...``) keeps that first cell on
+    every row; otherwise the text before the first ``|`` is a log prefix."""
     out: list[list[list[str]]] = []
     cur: list[list[str]] = []
+    keep_first = False
     for cl in lines:
         t = cl.text
-        if t.count("|") >= 3:
-            cells = _cells(t)
+        if cur and _RULE_LINE.match(t):
+            continue
+        if t.count("|") >= 2:
+            if not cur:
+                lead = t.partition("|")[0]
+                keep_first = bool(lead.strip()) and _is_index_word(lead)
+            cells = _cells(t, keep_first)
             if cells is not None:
                 cur.append(cells)
             continue
@@ -131,6 +158,11 @@ def _series(name: str, steps: list[int], values: list[float]) -> Series:
     )
 
 
+#: A lower-case letter followed by an upper-case one inside a header (``TrainLoss``, ``ValAcc``):
+#: a word boundary, so that the header reads as the words ``Train Loss``.
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
 def _named(name: str, pairs: list[tuple[int | None, str]]) -> Series | None:
     """The series ``name`` of the ``(index, cell)`` pairs whose index and cell are numbers, or None
     when the name is empty or fewer than :data:`MIN_POINTS` pairs are."""
@@ -141,7 +173,7 @@ def _named(name: str, pairs: list[tuple[int | None, str]]) -> Series | None:
         if i is not None and v is not None:
             steps.append(i)
             values.append(v)
-    name = _MARKUP.sub("", name).strip()
+    name = _CAMEL.sub(" ", _MARKUP.sub("", name).strip())
     if not name or len(steps) < MIN_POINTS:
         return None
     return _series(canonical(name)[0], steps, values)
