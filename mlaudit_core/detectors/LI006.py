@@ -20,6 +20,28 @@ _CLS = re.compile(r"cls|class")
 _PENALTY = re.compile(r"regulari[sz]|penalty|weight_?decay|(^|[/_.\-])l[12]([/_.\-]|$)")
 _REG = re.compile(r"(^|[/_.\-])reg(loss|_loss)?([/_.\-]|$)|^regloss")
 _BOX = re.compile(r"box|bbox|rpn|loc|anchor")
+#: A localisation term of a detector: computed only on the predictions matched to a ground-truth box
+#: (Ultralytics ``v8DetectionLoss``: the CIoU box loss and the DFL loss both sum over ``fg_mask``; YOLOv5
+#: ``lbox`` over the matched targets), so every one of them is 0 when no box reaches the loss.
+_LOCALISATION = re.compile(r"box|bbox|g?iou|dfl|rpn|loc(?!al)|anchor")
+
+
+def disabled_term(zero_keys: list[str], moving: list[str]) -> bool:
+    """Whether loss components exactly 0 at every point, beside ``moving`` components of the same split,
+    are terms switched off (a loss weight of 0, a head the model does not have) rather than labels that
+    never reached the loss. Missing labels zero *every* term computed on them: a localisation term (box,
+    IoU, DFL) at 0 is read as missing boxes only when no localisation term of the split moves (YOLOv8 with
+    no boxes: box and DFL 0, the classification BCE over all anchors still moves; realworld mlf01, own
+    csv16). A DFL term at 0 beside a moving box loss is a head without a distribution-focal term
+    (Ultralytics ``BboxLoss`` returns 0 for DFL when ``reg_max`` is 1; own f25b1-06). A component of any
+    other kind at 0 beside moving siblings is a term whose weight is 0 (own f26b2-19: f0 and vocoder-stem
+    losses of a speech detector whose hparams switch them off). Every task metric at 0 is judged
+    separately (``metrics_zero``)."""
+    if not zero_keys or not moving:
+        return False
+    loc_zero = [k for k in zero_keys if _LOCALISATION.search(normalise_key(k))]
+    loc_moving = [k for k in moving if _LOCALISATION.search(normalise_key(k))]
+    return not loc_zero or bool(loc_moving)
 
 
 def is_penalty(key: str) -> bool:
@@ -94,6 +116,9 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
     * ``empty_validation``: validation losses exactly 0 at every evaluation while another
       validation component is not: YOLOv5 writes 0 box/cls validation losses when the
       validation images have no labels (realworld tb06).
+    * ``disabled_term`` (info): components exactly 0 throughout while siblings of the same split move,
+      and the zeros are not every localisation term nor every task metric (:func:`disabled_term`): a
+      switched-off term (loss weight 0, no DFL head), not a data failure (own f25b1-06, f26b2-19).
     * Penalty terms (:func:`is_penalty`: regularisation, weight decay, L1/L2; ``RegLoss`` without a
       box context) are left out of every shape: their zeros mean the penalty is off.
     * ``metrics_zero``: every task metric (``metrics/*``: mAP, precision, recall) exactly 0 at
@@ -243,9 +268,13 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
                     first_step=int(s.steps[i0]),
                     role=Role.TRAIN_LOSS.value if key == run.key_for(Role.TRAIN_LOSS) else None,
                 )
+        all_zero = [
+            (k, s) for k, s in all_zero if not (moving and _CLS.search(normalise_key(k)))
+        ]  # a single-class detector has no classification loss (YOLO nc=1: cls_loss is 0)
+        if disabled_term([k for k, _ in all_zero], moving):
+            yield self._disabled([k for k, _ in all_zero], moving, max(len(s) for _, s in all_zero))
+            return
         for key, s in all_zero:
-            if moving and _CLS.search(normalise_key(key)):
-                continue  # a single-class detector has no classification loss (YOLO nc=1: cls_loss is 0)
             gk = run.key_for(Role.GRAD_NORM)
             g = run.series(gk).finite().values if gk else np.array([])
             why = []
@@ -274,6 +303,19 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
                 grad_norm_zero=bool(g.size and (g == 0).all()),
             )
 
+    def _disabled(self, zero_keys: list[str], moving: list[str], n_points: int) -> Finding:
+        """An info note: components at 0 throughout beside moving siblings are switched-off terms
+        (:func:`disabled_term`), not a data failure."""
+        return self.finding(
+            Severity.INFO,
+            f"{', '.join(zero_keys[:3])} exactly 0 at all {n_points} point(s) while {', '.join(moving[:3])} "
+            "move: a loss term that is switched off (weight 0, or a head the model does not have), not missing "
+            "labels, which would zero every term computed on them",
+            evidence=[SeriesEvidence(metric=k, values={"points": float(n_points)}) for k in zero_keys[:4]],
+            kind="disabled_term",
+            zero_keys=zero_keys,
+        )
+
     def _validation(self, run, p, keys):
         keys = [k for k in keys if not is_penalty(k)]
         zero_keys, nonzero = [], []
@@ -290,7 +332,10 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
         zero_metrics = [k for k in metric_keys if (run.series(k).finite().values == 0.0).all()]
         n_evals = max((len(run.series(k)) for k in zero_keys + zero_metrics), default=0)
         zero_keys = [k for k in zero_keys if not (nonzero and _CLS.search(normalise_key(k)))]
-        if zero_keys and nonzero:
+        all_metrics_zero = bool(zero_metrics) and len(zero_metrics) == len(metric_keys)
+        if not all_metrics_zero and disabled_term(zero_keys, nonzero):
+            yield self._disabled(zero_keys, nonzero, n_evals)
+        elif zero_keys and nonzero:
             yield self.finding(
                 Severity.ERROR,
                 f"{', '.join(zero_keys)} exactly 0 at every evaluation while {', '.join(nonzero[:2])} is not"

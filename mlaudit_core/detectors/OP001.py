@@ -169,7 +169,9 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
     from being called divergent by ratio alone; measured on examples/regimes.py. A loss
     that first dropped by at least ``min_drop`` 20% and then regained ``back_to_initial`` 90%
     of the drop diverged too, even under 2x its best (measured on the corpus: a network that
-    dies at a high LR returns to log(num_classes)).
+    dies at a high LR returns to log(num_classes)), when the drop exceeds the loss's own scatter
+    (:meth:`_noise_band`, 3 x the median point-to-point change over the second half): a dip and return
+    inside the scatter of a per-batch loss is no learning lost (own f26b1-16).
     Smoothing: centred rolling median over 5% of the points, so one spike is not a divergence.
     The task metric lost its improvement (:func:`_task_metric_lost`): a loss at ``factor`` x its best to the
     end that regained less than ``min_regained`` of its drop in ratio diverged too when a held-out task metric
@@ -269,25 +271,34 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         ]
 
     @staticmethod
-    def _onset(sm, best_run, initial: float, best: float, span: float, regained: float, p):
+    def _onset(
+        sm, best_run, initial: float, best: float, span: float, regained: float, p, noise: float = 0.0
+    ):
         """The index from which the smoothed loss ``sm`` stays above ``factor`` x its running best
         to the end, or, for a loss that learned (dropped by ``min_drop``) and climbed back to
         ``back_to_initial`` of its initial level, above half of what it learned: a "dead" network
         back at log(num_classes) diverged too, even below ``factor`` x best. None when the last
         point is below the line."""
-        above = LossDivergence._above(sm, best_run, initial, best, span, regained, p)
+        above = LossDivergence._above(sm, best_run, initial, best, span, regained, p, noise)
         if not above[-1]:
             return None
         tail_ok = np.flatnonzero(~above)
         return int(tail_ok[-1] + 1) if tail_ok.size else 0
 
     @staticmethod
-    def _above(sm, best_run, initial: float, best: float, span: float, regained: float, p):
+    def _above(
+        sm, best_run, initial: float, best: float, span: float, regained: float, p, noise: float = 0.0
+    ):
         """The points of the smoothed loss ``sm`` above the divergence line :meth:`_onset` uses:
         ``factor`` x the running best, or, for a loss back near its initial level, half of what it
-        learned."""
+        learned, when what it learned (``span``) exceeds the loss's own scatter ``noise``
+        (:meth:`_noise_band`): a drop inside the scatter was a lucky stretch of batches, not learning
+        that was lost."""
         back_to_start = (
-            span > 0 and span / abs(initial) >= p.min_drop and regained >= p.back_to_initial
+            span > 0
+            and span / abs(initial) >= p.min_drop
+            and regained >= p.back_to_initial
+            and span > noise
         )
         above = sm > p.factor * np.maximum(best_run, 1e-12)
         if not above[-1] and back_to_start:
@@ -387,7 +398,21 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
             gradual=True,
         )
 
-    def _scatter(self, key, steps, sm, onset, ibest, first_bad, best_run, p):
+    @staticmethod
+    def _noise_band(vals) -> float:
+        """The loss's own point-to-point scatter: ``NOISE_UNITS`` 3 x the median absolute change between
+        consecutive points over the second half of the series (the task metric's noise band,
+        :func:`mlaudit_core.task_metric.noise_band`, applied to the loss). A per-batch loss of a short
+        fine-tune wanders by this much without learning or losing anything (own f26b1-16: a 60-step
+        QLoRA loss at 0.46-1.32, band 0.50, whose smoothed dip from 0.78 to 0.58 and return is scatter)."""
+        from ..task_metric import NOISE_UNITS
+
+        half = np.asarray(vals[len(vals) // 2 :], dtype=np.float64)
+        if half.size < 3:
+            return 0.0
+        return NOISE_UNITS * float(np.median(np.abs(np.diff(half))))
+
+    def _scatter(self, key, steps, sm, onset, ibest, first_bad, best_run, p, noise=0.0):
         """An INFO finding when the smoothed loss ``sm`` ended above ``p.factor`` x its best from
         ``onset`` on, but after its best had already been above that line for at least as many points
         and come back under it, no lower than the end (:meth:`_came_back`): the end is a level the loss
@@ -398,7 +423,7 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         span = initial - best
         regained = self._regained(best, final, span)
         before, peak = self._came_back(
-            sm, self._above(sm, best_run, initial, best, span, regained, p), ibest, onset
+            sm, self._above(sm, best_run, initial, best, span, regained, p, noise), ibest, onset
         )
         if not (before >= len(sm) - onset and final <= peak and best > 0):
             return None
@@ -430,7 +455,8 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
         final = float(sm[-1])
         span = initial - best
         regained = self._regained(best, final, span)
-        onset = self._onset(sm, best_run, initial, best, span, regained, p)
+        noise = self._noise_band(vals)
+        onset = self._onset(sm, best_run, initial, best, span, regained, p, noise)
         # growth before a NaN is judged on the smoothed curve: noisy micro-batch losses
         # (0.5, 1.5, 2.3, 1.1 ...) are not growth
         grew_then_nan = first_bad is not None and len(vals) >= 3 and float(sm[-1]) > p.factor * best
@@ -453,7 +479,7 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
             and _above_uniform(run, key, ch, late, p.chance_factor, sm)
         )
         task = None
-        scatter = self._scatter(key, steps, sm, onset, ibest, first_bad, best_run, p)
+        scatter = self._scatter(key, steps, sm, onset, ibest, first_bad, best_run, p, noise)
         if scatter is not None:
             yield scatter  # judged as scatter: the tests below that need a divergence onset do not run
             onset = None

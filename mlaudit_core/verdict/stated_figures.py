@@ -332,6 +332,10 @@ class Measured:
     text: str
     order: int
     split: str | None = None  # ``train`` or ``eval`` when the name or the word before it says so
+    #: The numbers written in the metric's name (``50`` for ``mAP50``, ``5095`` for ``mAP50-95``, ``1`` for
+    #: ``top-1``/``R@1``): an IoU threshold or range, a rank cut-off. Names that differ in them are two
+    #: metrics (COCO reports AP, AP50 and AP75 side by side), not one figure measured two ways.
+    qualifier: str = ""
 
 
 def _metric_heads(sentence: str) -> list[tuple[int, int, str, str | None]]:
@@ -353,6 +357,14 @@ def _metric_heads(sentence: str) -> list[tuple[int, int, str, str | None]]:
 #: A row of a printed table (columns aligned by runs of spaces, or ``|`` cells): its figures are the
 #: readers' to take with their column names, not a sentence's.
 _TABLE_ROW = re.compile(r"\S\s{3,}\d|\d\s{2,}\S|\|\s*-?\d")
+
+
+def _qualifier(sentence: str, start: int, end: int) -> str:
+    """The digits of the metric name at ``sentence[start:end]`` and of a rank word right before it
+    (``top-1 accuracy``): :attr:`Measured.qualifier`."""
+    word = sentence[start:end]
+    before = re.search(r"\b(?:top|rank|r|recall|hits|p|precision)\s*[-@]?\s*(\d+)\s*$", sentence[:start], re.I)
+    return (before.group(1) if before else "") + "".join(ch for ch in word if ch.isdigit())
 
 
 def measured_figures(sentence: str, order: int = 0) -> list[Measured]:
@@ -395,15 +407,17 @@ def measured_figures(sentence: str, order: int = 0) -> list[Measured]:
         ):
             continue
         near = [
-            (min(abs(m.start() - e), abs(s - m.end())), h, sp or "")
+            (min(abs(m.start() - e), abs(s - m.end())), h, sp or "", _qualifier(sentence, s, e))
             for s, e, h, sp in heads
             if min(abs(m.start() - e), abs(s - m.end())) <= _NAME_REACH
         ]
-        head, split = (min(near)[1], min(near)[2] or None) if near else ("", None)
+        head, split, qual = (
+            (min(near)[1], min(near)[2] or None, min(near)[3]) if near else ("", None, "")
+        )
         pct = bool(
             m.group("unit") and "%" in m.group("unit") or "percent" in (m.group("unit") or "")
         )
-        out.append(Measured(head, float(m.group("v")), pct, sentence.strip(), order, split))
+        out.append(Measured(head, float(m.group("v")), pct, sentence.strip(), order, split, qual))
     return out
 
 
@@ -430,9 +444,17 @@ _NOT_BEFORE = re.compile(
 )
 
 
+#: A duration right next to a word: ``4.6ms postprocess``, ``postprocess: 12 ms``, ``inference 0.6 s``.
+_DURATION_BEFORE = re.compile(r"\d(?:[\d.,]*)\s*(?:ms|µs|us|ns|s|sec|secs|seconds?|milliseconds?)\W{0,3}$", re.I)
+_DURATION_AFTER = re.compile(r"^\W{0,3}\d[\d.,]*\s*(?:ms|µs|us|ns|s|sec|secs|seconds?|milliseconds?)\b", re.I)
+
+
 def _measurement_named(lines: list[str]) -> str | None:
     """The first sentence of ``lines`` that names how a figure is measured (:data:`_MEASURED`), not in a
-    question and not negated right before (``not the evaluation script``); else ``None``."""
+    question and not negated right before (``not the evaluation script``); else ``None``. A stage named
+    with its duration (``Speed: 0.9ms preprocess, 13.5ms inference, 0.0ms loss, 4.6ms postprocess per
+    image``, the timing line Ultralytics prints after every validation) times the pipeline; it names no
+    protocol (own f26b1-02)."""
     for line in lines:
         for s in _sentences(line):
             if _TABLE_ROW.search(s):
@@ -440,6 +462,8 @@ def _measurement_named(lines: list[str]) -> str | None:
             for m in _MEASURED.finditer(s):
                 if "?" in s or _NOT_BEFORE.search(s[: m.start()]):
                     continue
+                if _DURATION_BEFORE.search(s[: m.start()]) or _DURATION_AFTER.search(s[m.end() :]):
+                    continue  # a stage's duration, not how a figure is measured
                 return s.strip()[:240]
     return None
 
@@ -493,6 +517,8 @@ def _stated_apart(a: Measured, b: Measured) -> bool:
     under the same metric name."""
     if a.value == b.value or not _same_scale(a, b) or a.value == 0:
         return False
+    if a.qualifier != b.qualifier:
+        return False  # two metrics whose names differ by a threshold or cut-off (mAP50, mAP50-95)
     if a.split and b.split and a.split != b.split:
         return False  # a training figure against a held-out one: a generalisation gap
     if abs(b.value - a.value) / abs(a.value) <= RELATIVE_BAND:

@@ -412,6 +412,14 @@ _NOT_TRAINING_DESC = re.compile(
     r"adding requests|processed prompts)",
     re.IGNORECASE,
 )
+#: A split name before a data bar's description: Ultralytics prefixes its dataset scan with the mode
+#: (``train: Scanning /data/labels/train.cache... 96300 images``; ultralytics/data/dataset.py builds
+#: ``f"{self.prefix}Scanning ..."`` with ``prefix=colorstr(f"{mode}: ")``), whose total counts images,
+#: not training steps (own f25b1-06: read as a plan of 96300 steps).
+_SPLIT_PREFIX = re.compile(
+    r"^(?:\x1b\[[0-9;]*m)*(?:train|training|val|valid|validation|test|eval)\s*:\s*(?:\x1b\[[0-9;]*m)*",
+    re.IGNORECASE,
+)
 #: Rate units of data and file bars (``datasets`` ``examples/s``, ``ba/s``; downloads in bytes).
 _DATA_RATE_UNITS = frozenset(
     {
@@ -1163,7 +1171,11 @@ class LogParser:
                 dm = _DESC_BEFORE.search(seg, max(0, start - 80), start) if start else None
                 if dm is not None and self._fits_table(seg[:start]):
                     dm = None  # a table row drawn as the bar's description (YOLOv5/v7) is kept
-                got = self._progress(c, m, dm["desc"] if dm else "")
+                desc = dm["desc"] if dm else ""
+                lead = _SPLIT_PREFIX.sub("", seg[:start].strip())
+                if lead and _NOT_TRAINING_DESC.match(lead):
+                    desc = lead[:80]  # a data bar whose long description ends past _DESC_BEFORE's reach
+                got = self._progress(c, m, desc)
                 if got is not None:
                     line_step = got
                 seg = seg[: dm.start() if dm else start] + " " + seg[m.end() :]
