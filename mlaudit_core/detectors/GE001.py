@@ -441,7 +441,64 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
             note = self._loss_rise_note(run, key, s.steps, v, ib, best, final, gl, p)
             if note is not None:
                 return note
+        note = self._within_plateau(run, key, from_accuracy, s, v, ib, best, final, gl, p)
+        if note is not None:
+            return note
         return self._flat_after_best(key, from_accuracy, s, v, ib, best, final, gl)
+
+    def _within_plateau(self, run, key, from_accuracy, s, v, ib, best, final, gl, p):
+        """The info finding for a held-out rise that stays inside the level the curve had already reached
+        before its best, or None.
+
+        The plateau starts at the first evaluation that is no higher than the highest evaluation after the
+        best; when at least two evaluations of it come before the best, the highest of those is at or above
+        every one of the last ``sustain`` evaluations, and the rise from the best gives back at most
+        :data:`MILD_RISE` of what the run learned (the first training or held-out value down to the best),
+        the end is a level the curve had visited before its best: the best is the lowest draw of that
+        level's scatter, not the turn of a U-curve, whose end climbs above everything it showed on the way
+        down (own f25b2-06: a Keras LSTM's val_loss at 0.0066-0.0080 from epoch 4 of 15, best 0.00665 at
+        epoch 9, 0.00761 at the end, below the 0.0080 of epoch 6; the overfit curves of the corpus end above
+        their whole descent)."""
+        post_max = float(np.max(v[ib:]))
+        pre = np.flatnonzero(v[:ib] <= post_max)
+        if pre.size == 0 or ib - int(pre[0]) < 2:
+            return None
+        visited = float(np.max(v[int(pre[0]) : ib]))
+        if float(np.max(v[-p.sustain :])) > visited:
+            return None
+        first = float(v[0])
+        tk = run.key_for(Role.TRAIN_LOSS)
+        if not from_accuracy and tk:
+            t = run.series(tk).by_step().finite()
+            if len(t):
+                first = max(first, float(t.values[0]))
+        if first <= best or (final - best) > MILD_RISE * (first - best):
+            return None
+        what = (
+            f"{key} fell from its best {fmt(1 - best)} at step {int(s.steps[ib])} to {fmt(1 - final)}"
+            if from_accuracy
+            else f"{key} rose from its best {fmt(best)} at step {int(s.steps[ib])} to {fmt(final)}"
+        )
+        return self.finding(
+            Severity.INFO,
+            f"{what} (GL {fmt(gl, 3)}%), but it had already reached that level at step {int(s.steps[int(pre[0])])} "
+            f"and been as high as {fmt(visited)} before its best, and the rise gives back "
+            f"{fmt(100 * (final - best) / (first - best), 2)}% of what was learned: the end is inside the "
+            "plateau's scatter, whose lowest draw the best is; a plateau, not an overfit",
+            evidence=[
+                SeriesEvidence(
+                    metric=key,
+                    step_start=int(s.steps[int(pre[0])]),
+                    step_end=int(s.steps[-1]),
+                    values={"best": best, "final": final, "gl_percent": gl, "visited": visited},
+                )
+            ],
+            kind="within_plateau",
+            onset_step=int(s.steps[ib]),
+            best=best,
+            final=final,
+            gl=gl,
+        )
 
     def _flat_after_best(self, key, from_accuracy, s, v, ib, best, final, gl):
         """The info finding for a held-out rise with no trend after the best, or None.

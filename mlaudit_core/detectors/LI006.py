@@ -311,7 +311,9 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
             f"{', '.join(zero_keys[:3])} exactly 0 at all {n_points} point(s) while {', '.join(moving[:3])} "
             "move: a loss term that is switched off (weight 0, or a head the model does not have), not missing "
             "labels, which would zero every term computed on them",
-            evidence=[SeriesEvidence(metric=k, values={"points": float(n_points)}) for k in zero_keys[:4]],
+            evidence=[
+                SeriesEvidence(metric=k, values={"points": float(n_points)}) for k in zero_keys[:4]
+            ],
             kind="disabled_term",
             zero_keys=zero_keys,
         )

@@ -272,7 +272,14 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
 
     @staticmethod
     def _onset(
-        sm, best_run, initial: float, best: float, span: float, regained: float, p, noise: float = 0.0
+        sm,
+        best_run,
+        initial: float,
+        best: float,
+        span: float,
+        regained: float,
+        p,
+        noise: float = 0.0,
     ):
         """The index from which the smoothed loss ``sm`` stays above ``factor`` x its running best
         to the end, or, for a loss that learned (dropped by ``min_drop``) and climbed back to
@@ -287,7 +294,14 @@ class LossDivergence(Detector, code="OP001", name="loss-divergence", family="opt
 
     @staticmethod
     def _above(
-        sm, best_run, initial: float, best: float, span: float, regained: float, p, noise: float = 0.0
+        sm,
+        best_run,
+        initial: float,
+        best: float,
+        span: float,
+        regained: float,
+        p,
+        noise: float = 0.0,
     ):
         """The points of the smoothed loss ``sm`` above the divergence line :meth:`_onset` uses:
         ``factor`` x the running best, or, for a loss back near its initial level, half of what it

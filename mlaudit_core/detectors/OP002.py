@@ -64,6 +64,20 @@ def _events(v: np.ndarray, base: np.ndarray, idx: np.ndarray, p) -> list:
     return events
 
 
+def _recovered_late(v: np.ndarray, event: tuple, p) -> bool:
+    """Whether the loss ``v`` came back from the spike ``event`` (``(index, value, trailing median,
+    None)``) after ``recovery_points`` and went on to end below its level before the spike (the median of
+    the last tenth of the points, at least ``window``, under the trailing median at the spike): a rise the
+    run outgrew and kept learning past, not the start of an instability (own f25b2-03: a 3D-pose loss at
+    2.9 rising to 17.7 near step 100 of 5000, back under 3 by step 300, ending at 0.16). An instability
+    leaves the loss above where it was, or turns into a divergence, which OP001 judges."""
+    i, _val, ref, _ = event
+    tail = v[-max(p.window, len(v) // 10) :]
+    if len(v) - 1 - i <= p.recovery_points + len(tail):
+        return False
+    return bool(float(np.median(tail)) < ref)
+
+
 class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"):
     """Training loss jumps far above its recent level, and either recovers or does not.
 
@@ -192,10 +206,14 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
         restarts = lr_restart_steps(run)
         scheduled = [e for e in events if _near(int(s.steps[e[0]]), restarts)]
         # a burst in the last few points has no room to show recovery: it is not "unrecovered"
+        late = [e for e in events if e[3] is None and _recovered_late(v, e, p)]
         unrecovered = [
             e
             for e in events
-            if e[3] is None and len(v) - 1 - e[0] >= p.min_points_after and e not in scheduled
+            if e[3] is None
+            and len(v) - 1 - e[0] >= p.min_points_after
+            and e not in scheduled
+            and e not in late
         ]
         events = [e for e in events if e[3] is not None or e in unrecovered or e in scheduled]
         if not events:
@@ -215,6 +233,7 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
             for i, val, ref, r in events[: p.max_reported]
         ]
         facts = dict(
+            n_late=len(late),
             n_spikes=len(events),
             n_recovered=len(recovered),
             n_unrecovered=len(unrecovered),
@@ -241,12 +260,29 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
                 evidence=ev,
                 **facts,
             )
-        else:
+        elif recovered or scheduled:
             i, val, ref, r = (recovered or scheduled)[0]
             yield self.finding(
                 Severity.INFO,
                 f"{key}: {len(events)} spike(s), all recovered (first at step {int(s.steps[i])}: "
-                f"{fmt(val)} vs trailing median {fmt(ref)}, back within {r} points); benign",
+                f"{fmt(val)} vs trailing median {fmt(ref)}, back within {r} points"
+                + (
+                    f"; {len(late)} later than {p.recovery_points} points, the loss ending below"
+                    if late
+                    else ""
+                )
+                + "); benign",
+                evidence=ev,
+                **facts,
+            )
+        else:
+            i, val, ref, _ = late[0]
+            yield self.finding(
+                Severity.INFO,
+                f"{key}: {len(events)} spike(s), each recovered later than {p.recovery_points} points (first at "
+                f"step {int(s.steps[i])}: {fmt(val)} vs trailing median {fmt(ref)}), and the loss went on to end at "
+                f"{fmt(float(np.median(v[-max(p.window, len(v) // 10) :])))}, below its level before the spike: a "
+                "transient the run outgrew, not an instability",
                 evidence=ev,
                 **facts,
             )

@@ -363,7 +363,9 @@ def _qualifier(sentence: str, start: int, end: int) -> str:
     """The digits of the metric name at ``sentence[start:end]`` and of a rank word right before it
     (``top-1 accuracy``): :attr:`Measured.qualifier`."""
     word = sentence[start:end]
-    before = re.search(r"\b(?:top|rank|r|recall|hits|p|precision)\s*[-@]?\s*(\d+)\s*$", sentence[:start], re.I)
+    before = re.search(
+        r"\b(?:top|rank|r|recall|hits|p|precision)\s*[-@]?\s*(\d+)\s*$", sentence[:start], re.I
+    )
     return (before.group(1) if before else "") + "".join(ch for ch in word if ch.isdigit())
 
 
@@ -445,8 +447,12 @@ _NOT_BEFORE = re.compile(
 
 
 #: A duration right next to a word: ``4.6ms postprocess``, ``postprocess: 12 ms``, ``inference 0.6 s``.
-_DURATION_BEFORE = re.compile(r"\d(?:[\d.,]*)\s*(?:ms|µs|us|ns|s|sec|secs|seconds?|milliseconds?)\W{0,3}$", re.I)
-_DURATION_AFTER = re.compile(r"^\W{0,3}\d[\d.,]*\s*(?:ms|µs|us|ns|s|sec|secs|seconds?|milliseconds?)\b", re.I)
+_DURATION_BEFORE = re.compile(
+    r"\d(?:[\d.,]*)\s*(?:ms|µs|us|ns|s|sec|secs|seconds?|milliseconds?)\W{0,3}$", re.I
+)
+_DURATION_AFTER = re.compile(
+    r"^\W{0,3}\d[\d.,]*\s*(?:ms|µs|us|ns|s|sec|secs|seconds?|milliseconds?)\b", re.I
+)
 
 
 def _measurement_named(lines: list[str]) -> str | None:

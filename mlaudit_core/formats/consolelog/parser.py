@@ -1174,7 +1174,9 @@ class LogParser:
                 desc = dm["desc"] if dm else ""
                 lead = _SPLIT_PREFIX.sub("", seg[:start].strip())
                 if lead and _NOT_TRAINING_DESC.match(lead):
-                    desc = lead[:80]  # a data bar whose long description ends past _DESC_BEFORE's reach
+                    desc = lead[
+                        :80
+                    ]  # a data bar whose long description ends past _DESC_BEFORE's reach
                 got = self._progress(c, m, desc)
                 if got is not None:
                     line_step = got
