@@ -95,6 +95,17 @@ def _zeros_in_stretches(zero: np.ndarray, standins: list[int]) -> int:
     )
 
 
+def _task_metrics(run) -> tuple[list[str], list[str]]:
+    """``(keys, keys exactly 0 at every evaluation)`` of the run's task metrics (``metrics/*``: mAP,
+    precision, recall)."""
+    keys = [
+        k
+        for k in run.metrics.keys
+        if normalise_key(k).startswith("metrics/") and run.series(k).finite().values.size
+    ]
+    return keys, [k for k in keys if (run.series(k).finite().values == 0.0).all()]
+
+
 class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity"):
     """A loss logged as exactly 0.0 is a missing value, not a perfect model.
 
@@ -268,6 +279,11 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
                     first_step=int(s.steps[i0]),
                     role=Role.TRAIN_LOSS.value if key == run.key_for(Role.TRAIN_LOSS) else None,
                 )
+        yield from self._all_zero(run, all_zero, moving)
+
+    def _all_zero(self, run, all_zero, moving):
+        """Training losses exactly 0 at every point: a switched-off term beside moving siblings
+        (:func:`disabled_term`, info), else no learning signal (error)."""
         all_zero = [
             (k, s) for k, s in all_zero if not (moving and _CLS.search(normalise_key(k)))
         ]  # a single-class detector has no classification loss (YOLO nc=1: cls_loss is 0)
@@ -326,12 +342,7 @@ class LoggedZeros(Detector, code="LI006", name="logged-zeros", family="integrity
             if len(s) < 1:
                 continue
             (zero_keys if (s.values == 0.0).all() else nonzero).append(key)
-        metric_keys = [
-            k
-            for k in run.metrics.keys
-            if normalise_key(k).startswith("metrics/") and run.series(k).finite().values.size
-        ]
-        zero_metrics = [k for k in metric_keys if (run.series(k).finite().values == 0.0).all()]
+        metric_keys, zero_metrics = _task_metrics(run)
         n_evals = max((len(run.series(k)) for k in zero_keys + zero_metrics), default=0)
         zero_keys = [k for k in zero_keys if not (nonzero and _CLS.search(normalise_key(k)))]
         all_metrics_zero = bool(zero_metrics) and len(zero_metrics) == len(metric_keys)

@@ -78,6 +78,27 @@ def _recovered_late(v: np.ndarray, event: tuple, p) -> bool:
     return bool(float(np.median(tail)) < ref)
 
 
+def _classify(v: np.ndarray, steps: np.ndarray, events: list, restarts: list, p):
+    """``(scheduled, late, unrecovered, kept)`` of the spike ``events``: at a learning-rate restart,
+    recovered late and outgrown (:func:`_recovered_late`), not recovered (with at least
+    ``min_points_after`` points after it to show it: a burst in the last few points has no room to
+    show recovery), and the events worth reporting."""
+    scheduled = [e for e in events if _near(int(steps[e[0]]), restarts)]
+    late = [e for e in events if e[3] is None and _recovered_late(v, e, p)]
+    unrecovered = [
+        e
+        for e in events
+        if e[3] is None
+        and len(v) - 1 - e[0] >= p.min_points_after
+        and e not in scheduled
+        and e not in late
+    ]
+    kept = [
+        e for e in events if e[3] is not None or e in unrecovered or e in scheduled or e in late
+    ]
+    return scheduled, late, unrecovered, kept
+
+
 class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"):
     """Training loss jumps far above its recent level, and either recovers or does not.
 
@@ -203,19 +224,9 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
         events = _events(v, base, idx, p)
         if not events:
             return
-        restarts = lr_restart_steps(run)
-        scheduled = [e for e in events if _near(int(s.steps[e[0]]), restarts)]
-        # a burst in the last few points has no room to show recovery: it is not "unrecovered"
-        late = [e for e in events if e[3] is None and _recovered_late(v, e, p)]
-        unrecovered = [
-            e
-            for e in events
-            if e[3] is None
-            and len(v) - 1 - e[0] >= p.min_points_after
-            and e not in scheduled
-            and e not in late
-        ]
-        events = [e for e in events if e[3] is not None or e in unrecovered or e in scheduled]
+        scheduled, late, unrecovered, events = _classify(
+            v, s.steps, events, lr_restart_steps(run), p
+        )
         if not events:
             return
         recovered = [e for e in events if e[3] is not None]
@@ -240,31 +251,39 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
             spike_steps=[int(s.steps[e[0]]) for e in events[:50]],
             at_lr_restart=[int(s.steps[e[0]]) for e in scheduled[:50]],
         )
+        yield self._report(key, s.steps, v, events, unrecovered, scheduled, late, ev, facts, p)
+
+    def _report(  # noqa: PLR0913
+        self, key, steps, v, events, unrecovered, scheduled, late, ev, facts, p
+    ) -> Finding:
+        """The finding for the spike ``events``: a warning with unrecovered ones, else an info note
+        (at learning-rate restarts, recovered, or recovered late and outgrown)."""
+        recovered = [e for e in events if e[3] is not None]
         if unrecovered:
             i, val, ref, _ = unrecovered[0]
-            yield self.finding(
+            return self.finding(
                 Severity.WARNING,
                 f"{key}: {len(events)} spike(s); {len(unrecovered)} did not recover within "
-                f"{p.recovery_points} points (first at step {int(s.steps[i])}: {fmt(val)} vs "
+                f"{p.recovery_points} points (first at step {int(steps[i])}: {fmt(val)} vs "
                 f"trailing median {fmt(ref)})",
                 evidence=ev,
                 **facts,
             )
         elif scheduled and not recovered:
             i, val, ref, _ = scheduled[0]
-            yield self.finding(
+            return self.finding(
                 Severity.INFO,
                 f"{key}: {len(events)} spike(s), each where the learning-rate schedule restarts "
-                f"(first at step {int(s.steps[i])}: {fmt(val)} vs trailing median {fmt(ref)}); a "
+                f"(first at step {int(steps[i])}: {fmt(val)} vs trailing median {fmt(ref)}); a "
                 "restarted schedule lifts the loss before it falls again: scheduled, not unstable",
                 evidence=ev,
                 **facts,
             )
         elif recovered or scheduled:
             i, val, ref, r = (recovered or scheduled)[0]
-            yield self.finding(
+            return self.finding(
                 Severity.INFO,
-                f"{key}: {len(events)} spike(s), all recovered (first at step {int(s.steps[i])}: "
+                f"{key}: {len(events)} spike(s), all recovered (first at step {int(steps[i])}: "
                 f"{fmt(val)} vs trailing median {fmt(ref)}, back within {r} points"
                 + (
                     f"; {len(late)} later than {p.recovery_points} points, the loss ending below"
@@ -277,10 +296,10 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
             )
         else:
             i, val, ref, _ = late[0]
-            yield self.finding(
+            return self.finding(
                 Severity.INFO,
                 f"{key}: {len(events)} spike(s), each recovered later than {p.recovery_points} points (first at "
-                f"step {int(s.steps[i])}: {fmt(val)} vs trailing median {fmt(ref)}), and the loss went on to end at "
+                f"step {int(steps[i])}: {fmt(val)} vs trailing median {fmt(ref)}), and the loss went on to end at "
                 f"{fmt(float(np.median(v[-max(p.window, len(v) // 10) :])))}, below its level before the spike: a "
                 "transient the run outgrew, not an instability",
                 evidence=ev,

@@ -14,7 +14,12 @@ from mlaudit_core.formats import load_path
 from mlaudit_core.report import Outcome, Severity
 
 STATE = (
-    Path(__file__).parent.parent / "data" / "realworld" / "runs" / "Artaccann--OSOL_backend" / "outputs"
+    Path(__file__).parent.parent
+    / "data"
+    / "realworld"
+    / "runs"
+    / "Artaccann--OSOL_backend"
+    / "outputs"
 )
 
 
