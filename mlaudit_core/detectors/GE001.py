@@ -202,6 +202,9 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
     drop (own corpus f5b5-03: 0.0766 -> best 0.0003 -> 0.0005, GL 67% on a rise of 0.0002).
     No finding when the held-out accuracy never beat the majority-class baseline (:func:`GE002.majority_baseline`):
     nothing was learned to overfit (GE002 reports it).
+    Info, not an overfit, either: a held-out curve whose last evaluations stay within the level it had
+    already reached and visited before its best, giving back at most ``MILD_RISE`` of what was learned
+    (:meth:`_within_plateau`, ``kind='within_plateau'``; own f25b2-06).
     Info, not an overfit, either: a held-out curve with ``TREND_MIN_EVALS`` 20 or more evaluations after its
     best, no rising trend among them (Mann-Kendall, one-sided 5%) and the lowest of them within their
     interquartile range of the best (``kind='no_trend'``): it scatters around a level after its best, of

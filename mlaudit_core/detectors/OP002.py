@@ -115,6 +115,9 @@ class LossSpike(Detector, code="OP002", name="loss-spike", family="optimization"
     restarts, a resumed stage whose schedule starts again) is the schedule's: it is not counted as
     unrecovered, and a run whose only spikes sit at restarts gets an info finding (facts
     ``at_lr_restart``; own corpus f18b1-01, a trainer_state with six restarts, was called unstable).
+    A spike the loss came back from later than ``recovery_points`` and went on to end below its level
+    before the spike (:func:`_recovered_late`, fact ``n_late``) is a transient the run outgrew, not an
+    unrecovered one (own f25b2-03: an adversarial 3D-pose loss 2.9 -> 17.7 -> 0.16 at the end).
     Remedy: for unrecovered spikes, lower the LR or clip gradients; for frequent
     recovered spikes, inspect the batches at those steps.
     Thresholds: modified z-score > 3.5 on the residual from a trailing median
