@@ -444,30 +444,31 @@ class OverfittingOnset(Detector, code="GE001", name="overfitting-onset", family=
             note = self._loss_rise_note(run, key, s.steps, v, ib, best, final, gl, p)
             if note is not None:
                 return note
-        note = self._within_plateau(run, key, from_accuracy, s, v, ib, best, final, gl, p)
+        note = self._flat_after_best(key, from_accuracy, s, v, ib, best, final, gl)
         if note is not None:
             return note
-        return self._flat_after_best(key, from_accuracy, s, v, ib, best, final, gl)
+        return self._within_plateau(run, key, from_accuracy, s, v, ib, best, final, gl, p)
 
     def _within_plateau(self, run, key, from_accuracy, s, v, ib, best, final, gl, p):
         """The info finding for a held-out rise that stays inside the level the curve had already reached
         before its best, or None.
 
-        The plateau starts at the first evaluation that is no higher than the highest evaluation after the
-        best; when at least two evaluations of it come before the best, the highest of those is at or above
-        every one of the last ``sustain`` evaluations, and the rise from the best gives back at most
+        The plateau starts at the first evaluation that is no higher than the highest of the last ``sustain``
+        evaluations (the end); when at least two evaluations of it come before the best and the highest of
+        those is at or above the end (the curve came down past the end's level and went back above it before
+        its best), and the rise from the best gives back at most
         :data:`MILD_RISE` of what the run learned (the first training or held-out value down to the best),
         the end is a level the curve had visited before its best: the best is the lowest draw of that
         level's scatter, not the turn of a U-curve, whose end climbs above everything it showed on the way
         down (own f25b2-06: a Keras LSTM's val_loss at 0.0066-0.0080 from epoch 4 of 15, best 0.00665 at
         epoch 9, 0.00761 at the end, below the 0.0080 of epoch 6; the overfit curves of the corpus end above
         their whole descent)."""
-        post_max = float(np.max(v[ib:]))
-        pre = np.flatnonzero(v[:ib] <= post_max)
+        end = float(np.max(v[-p.sustain :]))
+        pre = np.flatnonzero(v[:ib] <= end)
         if pre.size == 0 or ib - int(pre[0]) < 2:
             return None
         visited = float(np.max(v[int(pre[0]) : ib]))
-        if float(np.max(v[-p.sustain :])) > visited:
+        if end > visited:
             return None
         first = float(v[0])
         tk = run.key_for(Role.TRAIN_LOSS)

@@ -66,8 +66,9 @@ def _events(v: np.ndarray, base: np.ndarray, idx: np.ndarray, p) -> list:
 
 def _recovered_late(v: np.ndarray, event: tuple, p) -> bool:
     """Whether the loss ``v`` came back from the spike ``event`` (``(index, value, trailing median,
-    None)``) after ``recovery_points`` and went on to end below its level before the spike (the median of
-    the last tenth of the points, at least ``window``, under the trailing median at the spike): a rise the
+    None)``) after ``recovery_points`` and went on to end far below its level before the spike (the median of
+    the last tenth of the points, at least ``window``, at most ``1 - min_rise`` (half) the trailing median
+    at the spike; repeated excursions from a level the run never leaves stay unrecovered): a rise the
     run outgrew and kept learning past, not the start of an instability (own f25b2-03: a 3D-pose loss at
     2.9 rising to 17.7 near step 100 of 5000, back under 3 by step 300, ending at 0.16). An instability
     leaves the loss above where it was, or turns into a divergence, which OP001 judges."""
@@ -75,7 +76,7 @@ def _recovered_late(v: np.ndarray, event: tuple, p) -> bool:
     tail = v[-max(p.window, len(v) // 10) :]
     if len(v) - 1 - i <= p.recovery_points + len(tail):
         return False
-    return bool(float(np.median(tail)) < ref)
+    return bool(float(np.median(tail)) <= (1 - p.min_rise) * ref)
 
 
 def _classify(v: np.ndarray, steps: np.ndarray, events: list, restarts: list, p):
