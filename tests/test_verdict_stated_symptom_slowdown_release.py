@@ -39,8 +39,12 @@ def test_a_slowdown_factor_beside_a_release_change_is_a_regression_in_code(tmp_p
         "summary"
     ]
     assert "0.12.1 -> 0.13.0" in v["summary"]
-    # as annotations (``# ``) the sentences are not read
-    assert report_verdict(case)["outcome"] == "unknown"
+    # as the thread's quoted lines (``# reporter: ...``, read as the reporter's sentences by
+    # formats/consolelog/context._COMMENTED_SPEAKER) they give the same verdict
+    v = report_verdict(case)
+    assert (v["rule"], v["outcome"], v["cause"]) == ("V19k", "slow", "correctness_bug"), v[
+        "summary"
+    ]
     # a factor of 1.2 is within the jitter of a shared machine; a setting's value is no release
     assert stated_symptom(["reporter: it is 1.2x slower now"]) is None
     assert stated_version_change(["reporter: I updated the lr to 0.001 and it is slower"]) is None

@@ -3751,8 +3751,8 @@ def _metric_out_of_range(c: Ctx) -> Decision | None:
     percent scale) is computed wrongly: the cause is a correctness bug in the evaluation whatever
     the curves show; the outcome is what the learning rules after this one read (succeeded when
     none fires, running when the text does not show the run's end: an excerpt of a report, a log
-    that ends inside a progress bar, a tracker's RUNNING status; unknown instead of succeeded, or of
-    running without a tracker's RUNNING status, when no curve is judgeable). An overlap score of masks (IoU, Dice) out of range is the targets' format instead
+    that ends inside a progress bar, a tracker's RUNNING status; unknown instead of succeeded when no
+    curve is judgeable). An overlap score of masks (IoU, Dice) out of range is the targets' format instead
     (data_config, :data:`_OVERLAP_SCORE`): its formula keeps it in [0, 1] for targets in [0, 1] (report
     b48-07: smp ``iou_score - -1.209`` with 0/255 masks)."""
     f = c.get("LI007", Severity.ERROR)
@@ -3764,13 +3764,9 @@ def _metric_out_of_range(c: Ctx) -> Decision | None:
         and not c.ending.interrupt
     )
     outcome = _learning_outcome(c, 97) or (Outcome.RUNNING if unended else Outcome.SUCCEEDED)
-    if not c.basis.judgeable and (
-        outcome is Outcome.SUCCEEDED
-        or (outcome is Outcome.RUNNING and c.run.status is not RunStatus.RUNNING)
-    ):
-        # succeeded needs positive evidence (V20), and so does running (a tracker's RUNNING status
-        # or a curve still moving): with no curve to judge the training by, only the impossible
-        # value is seen, whether or not the text is an excerpt
+    if outcome is Outcome.SUCCEEDED and not c.basis.judgeable:
+        # succeeded needs positive evidence (V20): with no curve to judge the training by, only the
+        # impossible value is seen
         outcome = Outcome.UNKNOWN
     if _OVERLAP_SCORE.search(str(f.facts.get("key", ""))):
         return Decision(
