@@ -26,20 +26,28 @@ def _outcome_cause(rep: dict) -> tuple[str, str]:
     return rep["verdict"]["outcome"], rep["verdict"]["cause"]
 
 
-def _replay_mlflow_still_running(record: Path, tmp_path: Path) -> dict:
+def _replay_mlflow_still_running(record: Path, tmp_path: Path, silence_s: float = 222.0) -> dict:
     """Like report_helpers.replay_mlflow, but the run is left RUNNING with no end time, as the
-    store keeps a run whose process was SIGKILLed (its points keep their 2026-12-08 timestamps)."""
+    store keeps a run whose process was SIGKILLed; every timestamp is shifted so that the last
+    point lies ``silence_s`` seconds before now (222 s: the first audit of the pass came 3.7 min
+    after the kill), so the audit sees the silence the user saw, whenever the test runs."""
     import mlflow
     from mlflow.entities import Metric, Param
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     client = mlflow.MlflowClient(uri)
     rec = json.loads(record.read_text())
+    last = max(int(t) for pts in rec["metrics"].values() for _, _, t in pts)
+    shift = int(time.time() * 1000 - silence_s * 1000) - last
     exp = client.create_experiment(record.stem)
-    rid = client.create_run(exp, start_time=rec["start_time"], run_name=rec["run_name"]).info.run_id
+    rid = client.create_run(
+        exp, start_time=rec["start_time"] + shift, run_name=rec["run_name"]
+    ).info.run_id
     client.log_batch(rid, params=[Param(k, str(v)) for k, v in rec["params"].items()])
     points = [
-        Metric(k, float(v), int(t), int(s)) for k, pts in rec["metrics"].items() for s, v, t in pts
+        Metric(k, float(v), int(t) + shift, int(s))
+        for k, pts in rec["metrics"].items()
+        for s, v, t in pts
     ]
     client.log_batch(rid, metrics=points)
     assert client.get_run(rid).info.status == "RUNNING"
@@ -162,7 +170,8 @@ def test_policy_hf_output_dir_eval_loss_flat_at_the_prior_is_not_healthy():
     reason="an MLflow run whose process was SIGKILLed after epoch 12 of 30 (params epochs: 30): "
     "the store keeps it RUNNING with no end time and no point since (it had logged one every 1-9 "
     "s); audited 3.7 and 5.9 min after the kill it said running/inconclusive with no word on the "
-    "silence: a run silent for minutes (here days) at epoch 12 of 30 is crashed",
+    "silence (replayed here 3.7 min after its last point): a run silent for minutes at epoch 12 of "
+    "30 after logging every few seconds is crashed",
 )
 def test_policy_mlflow_run_left_running_by_a_kill_is_crashed(tmp_path):
     rep = _replay_mlflow_still_running(DATA / "pt_mlflow_sigkilled_epoch_12_of_30.json", tmp_path)
