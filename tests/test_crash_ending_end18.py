@@ -162,6 +162,13 @@ def test_nonfinite_on_apple_mps_is_the_backend():
     assert "MPS" in v.summary
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="narrative._crashed_in_first_epoch from the counter's position was reverted: with no steps "
+    "per epoch stated it read an HF Trainer IndexError at step 2 of 96 (3 epochs) as past its first "
+    "epoch and advised logging next time (tests/test_narrative_newuser17_advice.py); the position "
+    "needs the planned steps / planned epochs when no steps per epoch are stated",
+)
 def test_crashed_in_first_epoch_needs_the_counters_position():
     from mlaudit_core.verdict.narrative import _crashed_in_first_epoch
 

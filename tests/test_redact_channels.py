@@ -257,7 +257,11 @@ def test_hook_write_back_description_tags_artifacts_and_notification(mlflow_serv
     verdict back (Description, tags, ``mlaudit/`` artifacts) and posts the notification."""
     mlflow = pytest.importorskip("mlflow")
     messages = [crash_message(c) for c in range(len(CHUNKS))]
-    env = {**os.environ, "MLFLOW_TRACKING_URI": mlflow_server["url"]}
+    # an experiment or run id another test of this worker left in the environment is not the
+    # server's: the script starts its run in the server's default experiment
+    leaked = ("MLFLOW_EXPERIMENT_ID", "MLFLOW_EXPERIMENT_NAME", "MLFLOW_RUN_ID")
+    env = {k: v for k, v in os.environ.items() if k not in leaked}
+    env["MLFLOW_TRACKING_URI"] = mlflow_server["url"]
     with Receiver() as rx:
         p = subprocess.run(
             [sys.executable, "-c", HOOK_SCRIPT, json.dumps(messages), f"{rx.url}/hook"],

@@ -1391,29 +1391,14 @@ _LOG_VAL = "Log val loss"
 
 
 def _crashed_in_first_epoch(d: _Decision, c: _Ctx) -> bool:
-    """Whether the run crashed before the end of its first epoch: no evaluation was due yet, so a
-    missing held-out series or step time says nothing about what the run logs, and what to log next
-    time is not the question. Read from the progress counter's position: an epoch counter below 1;
-    without one, no metric point at all (the crash came before the first logged step), or the last
-    logged step short of one epoch's steps (the steps per epoch the run or its log states). A run
-    that logged points with no epoch counter and no steps per epoch has no position to read: not a
-    first-epoch crash (a missing counter is not a crash at step 2)."""
+    """Whether the run crashed before the end of its first epoch (an epoch counter below 1, or none: a
+    crash at step 2, in a constructor): no evaluation was due yet, so a missing held-out series or step
+    time says nothing about what the run logs, and what to log next time is not the question."""
     if d.outcome is not Outcome.CRASHED:
         return False
     ek = c.run.key_for(Role.EPOCH)
     e = c.run.series(ek).finite().values if ek else np.array([])
-    if e.size:
-        return float(e.max()) < 1
-    last = max(
-        (float(s.steps[-1]) for k in c.run.metrics.keys if len(s := c.run.metrics.series(k))),
-        default=None,
-    )
-    if last is None:
-        return True
-    from ..formats.consolelog.context import steps_per_epoch
-
-    per = steps_per_epoch(dict(c.run.params))
-    return per is not None and last < per[0]
+    return not (e.size and float(e.max()) >= 1)
 
 
 def _instrument_actions(c: _Ctx) -> list[NextAction]:
